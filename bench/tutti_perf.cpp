@@ -1,0 +1,333 @@
+// tutti-perf: nccl-tests' benchmark for tutti. Same options, table, footer and
+// bus-bandwidth formulas; checks every result. Ranks come from a launcher's
+// environment, from -np (forked here) and -t (threads per process).
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/perf_args.h"
+#include "bench/perf_report.h"
+#include "bench/perf_values.h"
+#include "tutti/tutti.h"
+
+namespace {
+
+#define PERF_CHECK(call)                                                                \
+  do {                                                                                  \
+    tuttiResult_t r_ = (call);                                                          \
+    if (r_ != tuttiSuccess) {                                                           \
+      fprintf(stderr, "tutti-perf: %s failed: %s: %s\n", #call, tuttiGetErrorString(r_), \
+              tuttiGetLastError(comm));                                                 \
+      return 1;                                                                         \
+    }                                                                                   \
+  } while (0)
+
+// Host memory mapped once for the whole run and touched before timing.
+char* allocateTouched(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  madvise(p, bytes, MADV_HUGEPAGE);
+  memset(p, 0, bytes);
+  return static_cast<char*>(p);
+}
+
+enum class Coll { kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kSendRecv, kAllToAll };
+
+Coll parseColl(const std::string& s) {
+  if (s == "allgather") return Coll::kAllGather;
+  if (s == "broadcast") return Coll::kBroadcast;
+  if (s == "reduce") return Coll::kReduce;
+  if (s == "reducescatter") return Coll::kReduceScatter;
+  if (s == "sendrecv") return Coll::kSendRecv;
+  if (s == "alltoall") return Coll::kAllToAll;
+  return Coll::kAllReduce;
+}
+
+bool reduces(Coll c) {
+  return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter;
+}
+bool rooted(Coll c) { return c == Coll::kBroadcast || c == Coll::kReduce; }
+// Whether a size is split over ranks (count is per rank) or not.
+bool perRank(Coll c) {
+  return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAllToAll;
+}
+
+// nccl-tests' bus bandwidth factors.
+double busFactor(Coll c, int n) {
+  switch (c) {
+    case Coll::kAllReduce: return 2.0 * (n - 1) / n;
+    case Coll::kAllGather: case Coll::kReduceScatter: case Coll::kAllToAll: return double(n - 1) / n;
+    default: return 1;
+  }
+}
+
+class RankRunner {
+ public:
+  RankRunner(const PerfArgs& a, tuttiComm_t comm, int rank, int nranks, PerfReport* report)
+      : a_(a), comm_(comm), rank_(rank), n_(nranks), report_(report), coll_(parseColl(a.collective)) {}
+
+  int run();
+
+ private:
+  tuttiResult_t issue(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
+  void fillInputs(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
+  long long countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
+  const void* sendPtr(size_t count, size_t es, bool inPlace) const;
+  void* recvPtr(size_t count, size_t es, bool inPlace) const;
+  int measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace, PerfResult* out);
+
+  const PerfArgs& a_;
+  tuttiComm_t comm_;
+  int rank_, n_;
+  PerfReport* report_;
+  Coll coll_;
+  char* send_ = nullptr;
+  char* recv_ = nullptr;
+};
+
+const void* RankRunner::sendPtr(size_t count, size_t es, bool inPlace) const {
+  if (!inPlace) return send_;
+  if (coll_ == Coll::kAllGather) return recv_ + rank_ * count * es;
+  return recv_;
+}
+
+void* RankRunner::recvPtr(size_t count, size_t es, bool inPlace) const {
+  if (inPlace && coll_ == Coll::kReduceScatter) return recv_ + rank_ * count * es;
+  return recv_;
+}
+
+tuttiResult_t RankRunner::issue(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) {
+  size_t es = typeSize(t);
+  const void* s = sendPtr(count, es, inPlace);
+  void* r = recvPtr(count, es, inPlace);
+  int root = a_.root % n_;
+  switch (coll_) {
+    case Coll::kAllReduce: return tuttiAllReduce(s, r, count, t, op, comm_, nullptr);
+    case Coll::kAllGather: return tuttiAllGather(s, r, count, t, comm_, nullptr);
+    case Coll::kBroadcast: return tuttiBroadcast(s, r, count, t, root, comm_, nullptr);
+    case Coll::kReduce: return tuttiReduce(s, r, count, t, op, root, comm_, nullptr);
+    case Coll::kReduceScatter: return tuttiReduceScatter(s, r, count, t, op, comm_, nullptr);
+    case Coll::kSendRecv: {
+      tuttiGroupStart();
+      tuttiSend(s, count, t, (rank_ + 1) % n_, comm_, nullptr);
+      tuttiRecv(r, count, t, (rank_ - 1 + n_) % n_, comm_, nullptr);
+      return tuttiGroupEnd();
+    }
+    case Coll::kAllToAll: {
+      tuttiGroupStart();
+      for (int p = 0; p < n_; ++p) {
+        tuttiSend(static_cast<const char*>(s) + p * count * es, count, t, p, comm_, nullptr);
+        tuttiRecv(static_cast<char*>(r) + p * count * es, count, t, p, comm_, nullptr);
+      }
+      return tuttiGroupEnd();
+    }
+  }
+  return tuttiInternalError;
+}
+
+// Input element i of this rank: element index as the collective numbers it.
+void RankRunner::fillInputs(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) {
+  size_t es = typeSize(t);
+  void* s = const_cast<void*>(sendPtr(count, es, inPlace));
+  size_t elems = coll_ == Coll::kReduceScatter || coll_ == Coll::kAllToAll ? count * n_ : count;
+  for (size_t i = 0; i < elems; ++i) perfStore(s, i, t, perfInput(rank_, i, op));
+}
+
+long long RankRunner::countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) {
+  size_t es = typeSize(t);
+  const void* r = recvPtr(count, es, inPlace);
+  int root = a_.root % n_;
+  long long wrong = 0;
+  auto expectAt = [&](size_t i, double want) {
+    if (!perfClose(perfLoad(r, i, t), perfWrap(want, t), t)) ++wrong;
+  };
+  switch (coll_) {
+    case Coll::kAllReduce:
+      for (size_t i = 0; i < count; ++i) expectAt(i, perfReduceExpected(n_, i, op, t));
+      break;
+    case Coll::kReduce:
+      if (rank_ == root)
+        for (size_t i = 0; i < count; ++i) expectAt(i, perfReduceExpected(n_, i, op, t));
+      break;
+    case Coll::kReduceScatter:
+      for (size_t i = 0; i < count; ++i) expectAt(i, perfReduceExpected(n_, rank_ * count + i, op, t));
+      break;
+    case Coll::kAllGather:
+      for (int p = 0; p < n_; ++p)
+        for (size_t i = 0; i < count; ++i) expectAt(p * count + i, perfInput(p, i, op));
+      break;
+    case Coll::kBroadcast:
+      for (size_t i = 0; i < count; ++i) expectAt(i, perfInput(root, i, op));
+      break;
+    case Coll::kSendRecv:
+      for (size_t i = 0; i < count; ++i) expectAt(i, perfInput((rank_ - 1 + n_) % n_, i, op));
+      break;
+    case Coll::kAllToAll:
+      for (int p = 0; p < n_; ++p)
+        for (size_t i = 0; i < count; ++i) expectAt(p * count + i, perfInput(p, rank_ * count + i, op));
+      break;
+  }
+  return wrong;
+}
+
+int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace,
+                        PerfResult* out) {
+  tuttiComm_t comm = comm_;
+  fillInputs(t, op, count, inPlace);
+  for (int i = 0; i < a_.warmup; ++i) PERF_CHECK(issue(t, op, count, inPlace));
+  PERF_CHECK(tuttiBarrier(comm, nullptr));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < a_.iters; ++i) PERF_CHECK(issue(t, op, count, inPlace));
+  auto t1 = std::chrono::steady_clock::now();
+  double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / a_.iters;
+  // Like nccl-tests: the time is the average over ranks.
+  double sumUs = 0;
+  PERF_CHECK(tuttiAllReduce(&us, &sumUs, 1, tuttiFloat64, tuttiSum, comm, nullptr));
+  out->timeUs = sumUs / n_;
+  out->wrong = 0;
+  if (a_.check) {
+    fillInputs(t, op, count, inPlace);
+    PERF_CHECK(issue(t, op, count, inPlace));
+    double wrong = static_cast<double>(countWrong(t, op, count, inPlace)), total = 0;
+    PERF_CHECK(tuttiAllReduce(&wrong, &total, 1, tuttiFloat64, tuttiSum, comm, nullptr));
+    out->wrong = static_cast<long long>(total);
+  }
+  return 0;
+}
+
+int RankRunner::run() {
+  size_t alloc = a_.maxBytes + 4096;
+  send_ = allocateTouched(alloc);
+  recv_ = allocateTouched(alloc);
+  if (!send_ || !recv_) {
+    fprintf(stderr, "tutti-perf: rank %d cannot allocate %zu bytes\n", rank_, alloc);
+    return 1;
+  }
+  std::vector<tuttiRedOp_t> ops = reduces(coll_) ? a_.ops : std::vector<tuttiRedOp_t>{tuttiSum};
+  bool inPlaceMeaningful = coll_ != Coll::kSendRecv && coll_ != Coll::kAllToAll;
+  for (tuttiDataType_t t : a_.types) {
+    size_t es = typeSize(t);
+    for (tuttiRedOp_t op : ops) {
+      for (size_t size = a_.minBytes; size <= a_.maxBytes;) {
+        size_t count = perRank(coll_) ? size / (es * n_) : size / es;
+        if (count > 0 || size == 0) {
+          PerfRow row;
+          row.bytes = perRank(coll_) ? count * es * n_ : count * es;
+          row.count = perRank(coll_) ? count * n_ : count;
+          row.type = typeName(t);
+          row.op = reduces(coll_) ? opName(op) : "none";
+          row.root = rooted(coll_) ? a_.root % n_ : -1;
+          if (measure(t, op, count, false, &row.outOfPlace)) return 1;
+          row.hasInPlace = inPlaceMeaningful;
+          if (inPlaceMeaningful && measure(t, op, count, true, &row.inPlace)) return 1;
+          double factor = busFactor(coll_, n_);
+          row.outOfPlace.fill(row.bytes, factor);
+          row.inPlace.fill(row.bytes, factor);
+          if (rank_ == 0) report_->addRow(row);
+        }
+        size_t next = a_.stepFactor > 1 ? static_cast<size_t>(size * a_.stepFactor) : size + a_.stepBytes;
+        if (next <= size) next = size + 1;
+        size = next;
+      }
+    }
+  }
+  munmap(send_, alloc);
+  munmap(recv_, alloc);
+  return 0;
+}
+
+int runRank(const PerfArgs& a, tuttiComm_t comm, PerfReport* report) {
+  int rank = 0, n = 1;
+  tuttiCommUserRank(comm, &rank);
+  tuttiCommCount(comm, &n);
+  if (rank == 0) report->printHeader(a, n);
+  RankRunner runner(a, comm, rank, n, report);
+  int rc = runner.run();
+  if (rank == 0) rc |= report->finish();
+  tuttiCommDestroy(comm);
+  return rc;
+}
+
+// One process of -np: T threads, ranks firstRank .. firstRank+T-1.
+int runProcess(const PerfArgs& a, const tuttiUniqueId& id, int firstRank, int nranks) {
+  std::vector<int> rcs(a.threads, 0);
+  std::vector<std::thread> threads;
+  PerfReport report(a);
+  for (int t = 0; t < a.threads; ++t) {
+    threads.emplace_back([&, t] {
+      tuttiComm_t comm = nullptr;
+      tuttiResult_t r = tuttiCommInitRank(&comm, nranks, id, firstRank + t);
+      if (r != tuttiSuccess) {
+        fprintf(stderr, "tutti-perf: init of rank %d failed: %s\n", firstRank + t, tuttiGetLastError(nullptr));
+        rcs[t] = 1;
+        return;
+      }
+      rcs[t] = runRank(a, comm, &report);
+    });
+  }
+  int rc = 0;
+  for (int t = 0; t < a.threads; ++t) {
+    threads[t].join();
+    rc |= rcs[t];
+  }
+  return rc;
+}
+
+bool launchedByLauncher() {
+  const char* vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+  for (const char* v : vars)
+    if (getenv(v)) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  PerfArgs a;
+  int exitCode = 0;
+  if (!parsePerfArgs(argc, argv, &a, &exitCode)) return exitCode;
+
+  if (a.processes == 1 && a.threads == 1 && launchedByLauncher()) {
+    tuttiComm_t comm = nullptr;
+    if (tuttiCommInitFromEnv(&comm) != tuttiSuccess) {
+      fprintf(stderr, "tutti-perf: %s\n", tuttiGetLastError(nullptr));
+      return 1;
+    }
+    PerfReport report(a);
+    return runRank(a, comm, &report);
+  }
+
+  tuttiUniqueId id;
+  if (tuttiGetUniqueId(&id) != tuttiSuccess) {
+    fprintf(stderr, "tutti-perf: %s\n", tuttiGetLastError(nullptr));
+    return 1;
+  }
+  int nranks = a.processes * a.threads;
+  if (a.processes == 1) return runProcess(a, id, 0, nranks);
+  std::vector<pid_t> children;
+  for (int p = 0; p < a.processes; ++p) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(runProcess(a, id, p * a.threads, nranks));
+    if (pid < 0) {
+      perror("fork");
+      return 1;
+    }
+    children.push_back(pid);
+  }
+  int rc = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+  }
+  return rc;
+}

@@ -1,0 +1,122 @@
+/*
+ * tutti: collective communication for host and device memory.
+ *
+ * The C API mirrors NCCL's (rename nccl -> tutti): same argument order, same
+ * enum values, a 128-byte unique id, and a final stream argument (a
+ * cudaStream_t for device buffers; ignored for host buffers).
+ * Usable from C99 and C++.
+ */
+#ifndef TUTTI_TUTTI_H_
+#define TUTTI_TUTTI_H_
+
+#include <stddef.h>
+
+#define TUTTI_MAJOR 0
+#define TUTTI_MINOR 1
+#define TUTTI_PATCH 0
+#define TUTTI_VERSION_CODE(X, Y, Z) ((X) * 10000 + (Y) * 100 + (Z))
+#define TUTTI_VERSION TUTTI_VERSION_CODE(TUTTI_MAJOR, TUTTI_MINOR, TUTTI_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tuttiComm* tuttiComm_t;
+
+#define TUTTI_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[TUTTI_UNIQUE_ID_BYTES];
+} tuttiUniqueId;
+
+typedef enum {
+  tuttiSuccess = 0,
+  tuttiUnhandledCudaError = 1,
+  tuttiSystemError = 2,
+  tuttiInternalError = 3,
+  tuttiInvalidArgument = 4,
+  tuttiInvalidUsage = 5,
+  tuttiRemoteError = 6,
+  tuttiInProgress = 7,
+  tuttiTimeout = 8,
+  tuttiNumResults = 9
+} tuttiResult_t;
+
+typedef enum {
+  tuttiSum = 0,
+  tuttiProd = 1,
+  tuttiMax = 2,
+  tuttiMin = 3,
+  tuttiAvg = 4,
+  tuttiNumOps = 5
+} tuttiRedOp_t;
+
+typedef enum {
+  tuttiInt8 = 0,
+  tuttiChar = 0,
+  tuttiUint8 = 1,
+  tuttiInt32 = 2,
+  tuttiInt = 2,
+  tuttiUint32 = 3,
+  tuttiInt64 = 4,
+  tuttiUint64 = 5,
+  tuttiFloat16 = 6,
+  tuttiHalf = 6,
+  tuttiFloat32 = 7,
+  tuttiFloat = 7,
+  tuttiFloat64 = 8,
+  tuttiDouble = 8,
+  tuttiBfloat16 = 9,
+  tuttiNumTypes = 10
+} tuttiDataType_t;
+
+/* Version as TUTTI_VERSION_CODE(major, minor, patch). */
+tuttiResult_t tuttiGetVersion(int* version);
+const char* tuttiGetErrorString(tuttiResult_t result);
+/* The last error message on this communicator (or, with NULL, on this thread). */
+const char* tuttiGetLastError(tuttiComm_t comm);
+
+/* Creates the rendezvous point in the calling process (a root thread that
+ * lives until every rank has joined); pass the id to every rank. */
+tuttiResult_t tuttiGetUniqueId(tuttiUniqueId* uniqueId);
+tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, tuttiUniqueId commId, int rank);
+/* ndev ranks in this process; devlist is ignored for host communicators and may be NULL. */
+tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist);
+/* Rank and size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_*;
+ * rendezvous at TUTTI_COMM_ID=host:port or MASTER_ADDR:MASTER_PORT (rank 0 hosts it). */
+tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm);
+tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
+/* Safe from any thread: makes every pending and future call on comm fail, then frees it. */
+tuttiResult_t tuttiCommAbort(tuttiComm_t comm);
+tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError);
+tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
+tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
+
+tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
+                             void* stream);
+tuttiResult_t tuttiAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             tuttiDataType_t datatype, tuttiComm_t comm, void* stream);
+tuttiResult_t tuttiBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             tuttiDataType_t datatype, int root, tuttiComm_t comm, void* stream);
+tuttiResult_t tuttiReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          tuttiDataType_t datatype, tuttiRedOp_t op, int root, tuttiComm_t comm,
+                          void* stream);
+tuttiResult_t tuttiReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
+                                 void* stream);
+tuttiResult_t tuttiBarrier(tuttiComm_t comm, void* stream);
+tuttiResult_t tuttiSend(const void* sendbuff, size_t count, tuttiDataType_t datatype, int peer,
+                        tuttiComm_t comm, void* stream);
+tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, int peer,
+                        tuttiComm_t comm, void* stream);
+
+/* Calls between GroupStart and GroupEnd (per thread, nestable) are queued and
+ * run together at the outermost GroupEnd. */
+tuttiResult_t tuttiGroupStart(void);
+tuttiResult_t tuttiGroupEnd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUTTI_TUTTI_H_ */

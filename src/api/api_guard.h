@@ -1,0 +1,50 @@
+// What every extern "C" entry point does around its body: turn Status into
+// tuttiResult_t, remember the message for tuttiGetLastError, keep exceptions
+// inside, and count calls in flight so tuttiCommAbort can wait them out.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "src/comm/communicator.h"
+#include "src/common/log.h"
+#include "tutti/tutti.h"
+
+struct tuttiComm {
+  std::unique_ptr<tutti::Communicator> impl;
+};
+
+namespace tutti {
+
+// The last error of this thread, for calls without a usable communicator.
+void setThreadLastError(const std::string& message);
+const char* threadLastError();
+
+inline tuttiResult_t toResult(Code code) { return static_cast<tuttiResult_t>(code); }
+
+// Records and converts an error of `api` on `comm` (may be null).
+tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st);
+
+template <typename Body>
+tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
+  if (!comm || !comm->impl)
+    return report(nullptr, api, InvalidArgument("comm is NULL (or already destroyed)"));
+  Communicator& c = *comm->impl;
+  if (c.abortFlag().load())
+    return report(comm, api, InvalidUsage("the communicator was aborted"));
+  c.activeCalls().fetch_add(1);
+  setLogRank(c.rank());
+  Status st;
+  try {
+    st = body(c);
+  } catch (const std::bad_alloc&) {
+    st = SystemError("out of memory");
+  } catch (const std::exception& e) {
+    st = InternalError(e.what());
+  }
+  c.activeCalls().fetch_sub(1);
+  return st.ok() ? tuttiSuccess : report(comm, api, st);
+}
+
+}  // namespace tutti

@@ -1,0 +1,167 @@
+// The collective and point-to-point entry points: check every argument, say
+// which one is wrong, then hand the call to the group/executor machinery.
+#include <limits>
+#include <string>
+
+#include "src/api/api_guard.h"
+#include "src/comm/group.h"
+
+using namespace tutti;
+
+namespace {
+
+// Validates what every data call shares; `elementsPerRankFactor` is how many
+// times `count` elements a buffer holds (nranks for gathered buffers).
+Status checkData(const Communicator& c, const void* send, const void* recv, size_t count,
+                 int dtype, bool needSend, bool needRecv, size_t sendFactor, size_t recvFactor) {
+  if (!validDataType(dtype))
+    return InvalidArgument("invalid datatype " + std::to_string(dtype) + " (valid: 0.." +
+                           std::to_string(kNumDataTypes - 1) + ")");
+  size_t es = dtypeSize(static_cast<DataType>(dtype));
+  size_t factor = sendFactor > recvFactor ? sendFactor : recvFactor;
+  if (count > std::numeric_limits<size_t>::max() / es / factor)
+    return InvalidArgument("count " + std::to_string(count) + " x " + std::to_string(factor) +
+                           " elements of " + std::to_string(es) + " bytes overflows size_t");
+  if (count > 0 && needSend && !send) return InvalidArgument("sendbuff is NULL with count > 0");
+  if (count > 0 && needRecv && !recv) return InvalidArgument("recvbuff is NULL with count > 0");
+  (void)c;
+  return Status::Ok();
+}
+
+Status checkOp(int op) {
+  if (!validRedOp(op))
+    return InvalidArgument("invalid reduction op " + std::to_string(op) + " (valid: 0.." +
+                           std::to_string(kNumRedOps - 1) + ")");
+  return Status::Ok();
+}
+
+Status checkRank(const Communicator& c, int r, const char* what) {
+  if (r < 0 || r >= c.size())
+    return InvalidArgument(std::string(what) + " " + std::to_string(r) + " is out of range [0, " +
+                           std::to_string(c.size()) + ")");
+  return Status::Ok();
+}
+
+CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t count, int dtype,
+                        int op, int root) {
+  CollectiveArgs a;
+  a.collective = coll;
+  a.input = send;
+  a.output = recv;
+  a.count = count;
+  a.dtype = static_cast<DataType>(dtype);
+  a.op = static_cast<RedOp>(op);
+  a.root = root;
+  return a;
+}
+
+}  // namespace
+
+extern "C" {
+
+tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
+                             void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiAllReduce", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, recvbuff, count, datatype, true, true, 1, 1));
+    TUTTI_RETURN_IF_ERROR(checkOp(op));
+    return submit(&c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+  });
+}
+
+tuttiResult_t tuttiAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             tuttiDataType_t datatype, tuttiComm_t comm, void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiAllGather", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(
+        checkData(c, sendbuff, recvbuff, sendcount, datatype, true, true, 1, c.size()));
+    return submit(&c, makeArgs(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
+                               0, 0));
+  });
+}
+
+tuttiResult_t tuttiBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             tuttiDataType_t datatype, int root, tuttiComm_t comm, void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiBroadcast", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
+    TUTTI_RETURN_IF_ERROR(
+        checkData(c, sendbuff, recvbuff, count, datatype, c.rank() == root, true, 1, 1));
+    return submit(&c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root));
+  });
+}
+
+tuttiResult_t tuttiReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          tuttiDataType_t datatype, tuttiRedOp_t op, int root, tuttiComm_t comm,
+                          void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiReduce", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
+    TUTTI_RETURN_IF_ERROR(
+        checkData(c, sendbuff, recvbuff, count, datatype, true, c.rank() == root, 1, 1));
+    TUTTI_RETURN_IF_ERROR(checkOp(op));
+    return submit(&c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root));
+  });
+}
+
+tuttiResult_t tuttiReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
+                                 void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiReduceScatter", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(
+        checkData(c, sendbuff, recvbuff, recvcount, datatype, true, true, c.size(), 1));
+    TUTTI_RETURN_IF_ERROR(checkOp(op));
+    return submit(&c, makeArgs(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
+                               datatype, op, 0));
+  });
+}
+
+tuttiResult_t tuttiBarrier(tuttiComm_t comm, void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiBarrier", [&](Communicator& c) -> Status {
+    // An all-reduce of one byte: nobody leaves before everybody arrived.
+    static thread_local uint8_t token[2];
+    return submit(&c, makeArgs(Collective::kAllReduce, &token[0], &token[1], 1, tuttiUint8,
+                               tuttiMax, 0));
+  });
+}
+
+tuttiResult_t tuttiSend(const void* sendbuff, size_t count, tuttiDataType_t datatype, int peer,
+                        tuttiComm_t comm, void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiSend", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
+    TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, nullptr, count, datatype, true, false, 1, 1));
+    return submit(&c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer));
+  });
+}
+
+tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, int peer,
+                        tuttiComm_t comm, void* stream) {
+  (void)stream;
+  return guardedCall(comm, "tuttiRecv", [&](Communicator& c) -> Status {
+    TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
+    TUTTI_RETURN_IF_ERROR(checkData(c, nullptr, recvbuff, count, datatype, false, true, 1, 1));
+    return submit(&c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer));
+  });
+}
+
+tuttiResult_t tuttiGroupStart(void) {
+  groupStart();
+  return tuttiSuccess;
+}
+
+tuttiResult_t tuttiGroupEnd(void) {
+  std::vector<Communicator*> failed;
+  Status st = groupEnd(&failed);
+  if (st.ok()) return tuttiSuccess;
+  std::string message = "tuttiGroupEnd: " + st.message();
+  setThreadLastError(message);
+  for (Communicator* c : failed) c->setLastError(message);
+  TUTTI_WARN(kSubsysAll, "%s", message.c_str());
+  return toResult(st.code());
+}
+
+}  // extern "C"

@@ -1,0 +1,176 @@
+// Communicator life cycle: unique ids, init (by id, all-in-process, from the
+// launcher's environment), destroy, abort, queries.
+#include <netinet/in.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "src/api/api_guard.h"
+#include "src/bootstrap/launcher_env.h"
+#include "src/bootstrap/root.h"
+#include "src/comm/comm_config.h"
+#include "src/common/config.h"
+#include "src/common/interfaces.h"
+
+using namespace tutti;
+
+namespace {
+
+Status readTimeout(double* seconds) {
+  TUTTI_ASSIGN_OR_RETURN(int64_t t, tunableInt("TIMEOUT"));
+  *seconds = t > 0 ? static_cast<double>(t) : 300;
+  return Status::Ok();
+}
+
+Status makeUniqueId(tuttiUniqueId* out) {
+  double timeout = 0;
+  TUTTI_RETURN_IF_ERROR(readTimeout(&timeout));
+  BootstrapHandle handle;
+  std::string commId = tunableString("COMM_ID");
+  if (!commId.empty()) {
+    TUTTI_ASSIGN_OR_RETURN(SocketAddress addr, SocketAddress::parse(commId));
+    TUTTI_ASSIGN_OR_RETURN(handle, startRoot(addr, randomMagic(), timeout));
+    handle.root = toWire(addr);
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
+    TUTTI_ASSIGN_OR_RETURN(handle, startRoot(ifaces.front().address, randomMagic(), timeout));
+  }
+  std::memset(out, 0, sizeof(*out));
+  std::memcpy(out->internal, &handle, sizeof(handle));
+  return Status::Ok();
+}
+
+tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& handle, int rank,
+                       const char* api) {
+  if (!comm) return report(nullptr, api, InvalidArgument("comm (the output pointer) is NULL"));
+  *comm = nullptr;
+  if (nranks < 1)
+    return report(nullptr, api, InvalidArgument("nranks is " + std::to_string(nranks) + ", must be >= 1"));
+  if (rank < 0 || rank >= nranks)
+    return report(nullptr, api, InvalidArgument("rank " + std::to_string(rank) +
+                                                " is out of range for nranks " + std::to_string(nranks)));
+  if (handle.magic == 0 || (handle.root.family != AF_INET && handle.root.family != AF_INET6))
+    return report(nullptr, api, InvalidArgument("the unique id is empty or corrupt (was it made by "
+                                                "tuttiGetUniqueId?)"));
+  reloadLogConfig();
+  auto created = Communicator::create(handle, nranks, rank);
+  if (!created.ok())
+    return report(nullptr, api, created.status().withContext("rank " + std::to_string(rank)));
+  *comm = new tuttiComm{std::move(created.value())};
+  return tuttiSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+tuttiResult_t tuttiGetUniqueId(tuttiUniqueId* uniqueId) {
+  if (!uniqueId) return report(nullptr, "tuttiGetUniqueId", InvalidArgument("uniqueId is NULL"));
+  reloadLogConfig();
+  Status st = makeUniqueId(uniqueId);
+  return st.ok() ? tuttiSuccess : report(nullptr, "tuttiGetUniqueId", st);
+}
+
+tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, tuttiUniqueId commId, int rank) {
+  BootstrapHandle handle;
+  std::memcpy(&handle, commId.internal, sizeof(handle));
+  return initRank(comm, nranks, handle, rank, "tuttiCommInitRank");
+}
+
+tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist) {
+  (void)devlist;  // host communicators have no devices
+  if (!comms) return report(nullptr, "tuttiCommInitAll", InvalidArgument("comms is NULL"));
+  if (ndev < 1) return report(nullptr, "tuttiCommInitAll", InvalidArgument("ndev must be >= 1"));
+  tuttiUniqueId id;
+  tuttiResult_t r = tuttiGetUniqueId(&id);
+  if (r != tuttiSuccess) return r;
+  std::vector<tuttiResult_t> results(ndev, tuttiSuccess);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev; ++i)
+    threads.emplace_back([&, i] { results[i] = tuttiCommInitRank(&comms[i], ndev, id, i); });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < ndev; ++i)
+    if (results[i] != tuttiSuccess) {
+      for (int j = 0; j < ndev; ++j) {
+        if (comms[j]) tuttiCommDestroy(comms[j]);
+        comms[j] = nullptr;
+      }
+      return results[i];
+    }
+  return tuttiSuccess;
+}
+
+tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
+  const char* api = "tuttiCommInitFromEnv";
+  auto env = readLauncherEnv();
+  if (!env.ok()) return report(nullptr, api, env.status());
+  auto addr = SocketAddress::parse(env->rendezvous);
+  if (!addr.ok()) return report(nullptr, api, addr.status());
+  BootstrapHandle handle = handleForAddress(*addr, env->rendezvous + "|" + std::to_string(env->size));
+  if (env->rank == 0) {
+    double timeout = 0;
+    Status st = readTimeout(&timeout);
+    // Rank 0 hosts the root on every address of the port the others will dial.
+    SocketAddress any;
+    any.storage.ss_family = static_cast<sa_family_t>(addr->family());
+    any.length = addr->length;
+    any.setPort(addr->port());
+    if (st.ok()) {
+      auto started = startRoot(any, handle.magic, timeout);
+      st = started.status();
+    }
+    if (!st.ok())
+      return report(nullptr, api, st.withContext("rank 0 cannot host the rendezvous at " +
+                                                 env->rendezvous));
+  }
+  return initRank(comm, env->size, handle, env->rank, api);
+}
+
+tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
+  if (!comm) return report(nullptr, "tuttiCommDestroy", InvalidArgument("comm is NULL"));
+  delete comm;
+  return tuttiSuccess;
+}
+
+tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
+  if (!comm) return report(nullptr, "tuttiCommAbort", InvalidArgument("comm is NULL"));
+  if (comm->impl) {
+    Communicator& c = *comm->impl;
+    c.abortFlag().store(true);
+    // Calls in flight notice the flag within milliseconds; wait them out.
+    Deadline deadline = Deadline::after(c.config().timeoutSeconds);
+    while (c.activeCalls().load() > 0 && !deadline.expired())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    c.notifyFailure(c.rank());
+    if (c.activeCalls().load() > 0) return tuttiInternalError;  // leak rather than free in use
+  }
+  delete comm;
+  return tuttiSuccess;
+}
+
+tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError) {
+  if (!asyncError) return report(comm, "tuttiCommGetAsyncError", InvalidArgument("asyncError is NULL"));
+  return guardedCall(comm, "tuttiCommGetAsyncError", [&](Communicator& c) {
+    *asyncError = toResult(c.asyncError());
+    return Status::Ok();
+  });
+}
+
+tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count) {
+  if (!count) return report(comm, "tuttiCommCount", InvalidArgument("count is NULL"));
+  return guardedCall(comm, "tuttiCommCount", [&](Communicator& c) {
+    *count = c.size();
+    return Status::Ok();
+  });
+}
+
+tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
+  if (!rank) return report(comm, "tuttiCommUserRank", InvalidArgument("rank is NULL"));
+  return guardedCall(comm, "tuttiCommUserRank", [&](Communicator& c) {
+    *rank = c.rank();
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,34 @@
+#include "src/bootstrap/rank_info.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "src/common/config.h"
+#include "src/common/hash.h"
+
+namespace tutti {
+
+std::string localHostName() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+uint64_t localHostHash() {
+  std::string id = tunableString("HOSTID");
+  if (id.empty()) {
+    id = localHostName();
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::string bootId;
+    if (boot >> bootId) id += "|" + bootId;
+    // Each network namespace counts as a node: that is how multi-node tests
+    // run on one machine, and ranks that cannot share a loopback are apart.
+    struct stat st {};
+    if (stat("/proc/self/ns/net", &st) == 0) id += "|" + std::to_string(st.st_ino);
+  }
+  return fnv1a64(id.data(), id.size());
+}
+
+}  // namespace tutti

@@ -1,0 +1,72 @@
+// Exchange over TCP: rendezvous at the root, then direct connections between
+// ranks (opened on first use) carrying tagged messages.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "src/bootstrap/exchange.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/interfaces.h"
+#include "src/common/socket.h"
+
+namespace tutti {
+
+class SocketBootstrap final : public Exchange {
+ public:
+  // Joins the rendezvous; fails with a timeout naming the root when it cannot be
+  // reached or rejects us, and with InvalidArgument when the root refuses our rank.
+  static Result<std::unique_ptr<SocketBootstrap>> create(const BootstrapHandle& handle, int rank,
+                                                         int nranks, const NetInterface& iface,
+                                                         double timeoutSeconds,
+                                                         const std::atomic<bool>* abort);
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(peers_.size()); }
+  Status send(int peer, int tag, const void* data, size_t bytes) override;
+  Status recv(int peer, int tag, void* data, size_t bytes) override;
+  Status allgather(void* data, size_t bytes) override;
+  Status barrier() override;
+
+  const std::vector<RankInfo>& peers() const { return peers_; }
+  // "rank 3 (host:pid 1234)": how errors name a peer.
+  std::string describePeer(int peer) const;
+
+ private:
+  struct Header {
+    uint64_t magic;
+    int32_t from;
+    int32_t tag;
+    uint64_t bytes;
+  };
+  using Message = std::vector<char>;
+
+  SocketBootstrap() = default;
+  Status rendezvous(const BootstrapHandle& handle, RankInfo self, Deadline deadline);
+  Status sendLocked(int peer, int tag, const void* data, size_t bytes);
+  Status recvLocked(int peer, int tag, void* data, size_t bytes);
+  // Waits for any incoming message (or connection) and stashes it.
+  Status pump(Deadline deadline, int awaitedPeer);
+  Status readMessage(Socket& s, Deadline deadline, int expectFrom);
+  Status readPayload(Socket& s, const Header& h, Deadline deadline);
+  bool validHeader(const Header& h, int expectFrom) const;
+  Deadline deadline() const { return Deadline::after(timeoutSeconds_); }
+
+  int rank_ = -1;
+  uint64_t magic_ = 0;
+  double timeoutSeconds_ = 0;
+  const std::atomic<bool>* abort_ = nullptr;
+  Socket listener_;
+  std::vector<RankInfo> peers_;
+  std::vector<Socket> out_;  // to each peer, connected on first send
+  std::vector<Socket> in_;   // from each peer, accepted as it arrives
+  std::map<std::pair<int, int>, std::deque<Message>> stash_;  // (from, tag)
+  std::mutex mutex_;
+};
+
+}  // namespace tutti

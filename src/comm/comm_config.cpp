@@ -1,0 +1,34 @@
+#include "src/comm/comm_config.h"
+
+#include "src/common/config.h"
+
+namespace tutti {
+
+Result<CommConfig> CommConfig::fromEnv() {
+  CommConfig c;
+  TUTTI_ASSIGN_OR_RETURN(int64_t timeout, tunableInt("TIMEOUT"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t buffsize, tunableInt("BUFFSIZE"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t nsteps, tunableInt("NSTEPS"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t nchannels, tunableInt("NCHANNELS"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t spin, tunableInt("SPIN_COUNT"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t shmOff, tunableInt("SHM_DISABLE"));
+  if (timeout <= 0) return InvalidArgument("TUTTI_TIMEOUT must be a positive number of seconds");
+  if (nsteps < 2 || nsteps > 16) return InvalidArgument("TUTTI_NSTEPS must be between 2 and 16");
+  if (buffsize < nsteps * 4096 || buffsize > (1ll << 30))
+    return InvalidArgument("TUTTI_BUFFSIZE must be between NSTEPS*4096 and 1 GiB");
+  if (nchannels < 0 || nchannels > 32) return InvalidArgument("TUTTI_NCHANNELS must be 0..32");
+  c.timeoutSeconds = static_cast<double>(timeout);
+  c.nslots = static_cast<int>(nsteps);
+  c.slotBytes = static_cast<size_t>(buffsize / nsteps) / 4096 * 4096;
+  c.channelsForced = nchannels > 0;
+  c.maxChannels = nchannels > 0 ? static_cast<int>(nchannels) : 2;
+  c.spinCount = spin < 0 ? 0 : static_cast<int>(spin);
+  c.shmDisabled = shmOff != 0;
+  return c;
+}
+
+CommConfig::Shared CommConfig::shared() const {
+  return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, 0};
+}
+
+}  // namespace tutti

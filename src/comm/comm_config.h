@@ -1,0 +1,34 @@
+// The tunables one communicator runs with, read once at init and checked to
+// be the same on every rank where a mismatch would corrupt data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/common/status.h"
+
+namespace tutti {
+
+struct CommConfig {
+  double timeoutSeconds = 300;
+  size_t slotBytes = 256 << 10;  // one chunk
+  int nslots = 8;
+  int maxChannels = 2;           // rings connected at init
+  bool channelsForced = false;   // TUTTI_NCHANNELS given: use exactly that many
+  int spinCount = 2000;
+  bool shmDisabled = false;
+
+  static Result<CommConfig> fromEnv();
+  // The part that must agree across ranks, as comparable bytes.
+  struct Shared {
+    uint64_t slotBytes;
+    int32_t nslots;
+    int32_t maxChannels;
+    int32_t shmDisabled;
+    int32_t reserved;
+  };
+  Shared shared() const;
+};
+
+}  // namespace tutti

@@ -1,0 +1,64 @@
+#include "src/comm/connector.h"
+
+#include <string>
+
+namespace tutti {
+
+void Connector::addRecv(const Endpoint& e, std::unique_ptr<RecvConnection>* slot) {
+  recvs_.push_back({e, slot});
+}
+
+void Connector::addSend(const Endpoint& e, std::unique_ptr<SendConnection>* slot) {
+  sends_.push_back({e, slot});
+}
+
+static std::string describe(const ConnectionSpec& s, const char* dir) {
+  return std::string(dir) + " rank " + std::to_string(s.peer->rank) + " (connection " +
+         std::to_string(s.connectionId) + ")";
+}
+
+Status Connector::listenAll() {
+  for (RecvJob& j : recvs_) {
+    ConnectionHandle handle;
+    auto conn = j.e.transport->listen(j.e.spec, &handle);
+    if (!conn.ok()) return conn.status().withContext(j.e.transport->name() + std::string(" listen for ") + describe(j.e.spec, "receiving from"));
+    *j.slot = std::move(conn.value());
+    TUTTI_RETURN_IF_ERROR(j.e.exchange->send(j.e.spec.peer->rank, static_cast<int>(j.e.spec.connectionId),
+                                             &handle, sizeof(handle)));
+  }
+  return Status::Ok();
+}
+
+Status Connector::connectAll() {
+  for (SendJob& j : sends_) {
+    ConnectionHandle handle;
+    TUTTI_RETURN_IF_ERROR(j.e.exchange->recv(j.e.spec.peer->rank,
+                                             static_cast<int>(j.e.spec.connectionId), &handle,
+                                             sizeof(handle)));
+    auto conn = j.e.transport->connect(j.e.spec, handle);
+    if (!conn.ok()) return conn.status().withContext(j.e.transport->name() + std::string(" connect ") + describe(j.e.spec, "sending to"));
+    *j.slot = std::move(conn.value());
+  }
+  return Status::Ok();
+}
+
+Status Connector::acceptAll() {
+  for (RecvJob& j : recvs_) {
+    Status st = j.e.transport->accept(j.e.spec, **j.slot);
+    if (!st.ok()) {
+      j.slot->reset();
+      return st.withContext(j.e.transport->name() + std::string(" accept ") + describe(j.e.spec, "receiving from"));
+    }
+  }
+  recvs_.clear();
+  sends_.clear();
+  return Status::Ok();
+}
+
+Status Connector::run() {
+  TUTTI_RETURN_IF_ERROR(listenAll());
+  TUTTI_RETURN_IF_ERROR(connectAll());
+  return acceptAll();
+}
+
+}  // namespace tutti

@@ -1,0 +1,62 @@
+// Monotonic time, deadlines and the poll-then-yield-then-sleep wait used by
+// every loop that waits on another rank.
+#pragma once
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdint>
+
+namespace tutti {
+
+inline int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+class Deadline {
+ public:
+  static Deadline after(double seconds) {
+    return Deadline(nowNs() + static_cast<int64_t>(seconds * 1e9));
+  }
+  static Deadline never() { return Deadline(INT64_MAX); }
+  bool expired() const { return nowNs() >= at_; }
+  // Milliseconds left, clamped to [0, cap] for poll().
+  int remainingMs(int cap = 1000) const {
+    int64_t left = (at_ - nowNs()) / 1000000;
+    if (left < 0) return 0;
+    return left > cap ? cap : static_cast<int>(left);
+  }
+
+ private:
+  explicit Deadline(int64_t at) : at_(at) {}
+  int64_t at_;
+};
+
+// Spins while work is likely to arrive soon, then yields the core (ranks may
+// outnumber cores), then sleeps briefly so an idle rank stops burning CPU.
+class Backoff {
+ public:
+  explicit Backoff(int spinCount) : spinCount_(spinCount) {}
+  void reset() { idle_ = 0; }
+  void pause() {
+    ++idle_;
+    if (idle_ < spinCount_) {
+      __builtin_ia32_pause();
+    } else if (idle_ < spinCount_ + 20000) {
+      sched_yield();
+    } else {
+      timespec ts{0, 50000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  // True every few thousand idle rounds: time to check deadlines and peers.
+  bool shouldCheck() const { return (idle_ & 1023) == 1023; }
+
+ private:
+  int spinCount_;
+  int64_t idle_ = 0;
+};
+
+}  // namespace tutti

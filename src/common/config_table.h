@@ -1,0 +1,20 @@
+// The one table of every tunable: name (read as TUTTI_<name>, then NCCL_<name>),
+// default, meaning. tutti-info prints it; nothing reads getenv for a tunable
+// anywhere else.
+// X(name, default, meaning)
+#define TUTTI_CONFIG_TABLE(X)                                                                 \
+  X(DEBUG, "", "log level: WARN, INFO or TRACE (empty: errors only)")                        \
+  X(DEBUG_SUBSYS, "ALL", "log subsystems: INIT,COLL,P2P,NET,SHM,BOOTSTRAP,TUNING,ENV; ^ excludes") \
+  X(DEBUG_FILE, "", "log to this file instead of stderr; %h is the host, %p the pid")         \
+  X(TIMEOUT, "300", "seconds any blocking wait may last before it fails with tuttiTimeout")    \
+  X(COMM_ID, "", "host:port of the rendezvous root (overrides the unique id's address)")      \
+  X(SOCKET_IFNAME, "", "interfaces to use: prefix list, =exact, ^exclude (default: skip lo, docker*, virbr*)") \
+  X(SOCKET_FAMILY, "", "AF_INET or AF_INET6 to force an address family")                       \
+  X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
+  X(HOSTID, "", "override the host identity used to group ranks by node")                      \
+  X(NCHANNELS, "0", "rings to split each collective over (0: chosen by size and transport)")   \
+  X(BUFFSIZE, "2097152", "bytes of staging buffer per connection and channel")                 \
+  X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
+  X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core")                \
+  X(SOCKET_NTHREADS, "1", "reserved: helper threads per socket connection (issue: multi-stream)")
+

@@ -1,0 +1,312 @@
+#include "src/exec/executor.h"
+
+#include <algorithm>
+
+namespace tutti {
+
+namespace {
+
+// Where one channel of one Work has got to.
+struct Cursor {
+  Work* work;
+  const ChannelProgram* program;
+  size_t iterations = 0;  // chunks in the longest step
+  size_t iteration = 0;
+  size_t step = 0;
+  SendConnection* send = nullptr;
+  RecvConnection* recv = nullptr;
+  bool resolved = false;
+  // What it waits for, for error messages and health checks.
+  int waitPeer = -1;
+  bool waitIsRecv = false;
+
+  bool finished() const { return iteration >= iterations; }
+  void nextStep() {
+    resolved = false;
+    if (++step == program->steps.size()) {
+      step = 0;
+      ++iteration;
+    }
+  }
+};
+
+size_t chunkElems(const Work& w) {
+  size_t n = w.chunkBytes / dtypeSize(w.dtype);
+  return n ? n : 1;
+}
+
+enum class Advance { kProgress, kBlocked, kError };
+
+class Run {
+ public:
+  Run(Work* works, size_t count, const Reducer& reducer, const ExecOptions& options)
+      : works_(works), count_(count), reducer_(reducer), options_(options) {}
+
+  Status go();
+
+ private:
+  Status resolve(Cursor& c);
+  Advance advance(Cursor& c, Status* error);
+  void doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf, void* sendBuf,
+               size_t n);
+  Status describe(const Cursor& c, const Status& cause) const;
+  Status fail(Cursor& c, const Status& cause);
+  bool eligible(size_t index) const;
+  Status checkHealth();
+
+  Work* works_;
+  size_t count_;
+  const Reducer& reducer_;
+  const ExecOptions& options_;
+  // Reused across calls on this thread: steady-state calls allocate nothing.
+  static thread_local std::vector<Cursor> cursors_;
+};
+
+thread_local std::vector<Cursor> Run::cursors_;
+
+Status Run::resolve(Cursor& c) {
+  c.resolved = true;
+  if (c.finished()) return Status::Ok();
+  const Step& s = c.program->steps[c.step];
+  c.send = nullptr;
+  c.recv = nullptr;
+  if (s.sendPeer >= 0) c.send = c.work->links->sendTo(c.program->channel, s.sendPeer);
+  if (s.recvPeer >= 0) c.recv = c.work->links->recvFrom(c.program->channel, s.recvPeer);
+  if ((s.sendPeer >= 0 && !c.send) || (s.recvPeer >= 0 && !c.recv))
+    return InternalError("no connection for channel " + std::to_string(c.program->channel));
+  return Status::Ok();
+}
+
+void Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
+                  void* sendBuf, size_t n) {
+  const Work& w = *c.work;
+  const size_t es = dtypeSize(w.dtype);
+  const char* in = static_cast<const char*>(w.input) + (s.inOffset + offset) * es;
+  char* out = static_cast<char*>(w.output) + (s.outOffset + offset) * es;
+  const size_t bytes = n * es;
+  // Partial results are plain sums; avg divides once, where the value is final.
+  RedOp op = w.op == RedOp::kAvg && !s.final ? RedOp::kSum : w.op;
+  switch (s.kind) {
+    case StepKind::kCopy:
+      if (op == RedOp::kAvg && w.nranks > 1) reducer_.divide(out, in, n, w.dtype, w.nranks);
+      else reducer_.copy(out, in, bytes);
+      break;
+    case StepKind::kSend:
+      reducer_.copy(sendBuf, in, bytes);
+      break;
+    case StepKind::kCopySend:
+      reducer_.copy(sendBuf, in, bytes);
+      reducer_.copy(out, in, bytes);
+      break;
+    case StepKind::kRecv:
+      reducer_.copy(out, recvBuf, bytes);
+      break;
+    case StepKind::kRecvCopySend:
+      reducer_.copy(sendBuf, recvBuf, bytes);
+      reducer_.copy(out, recvBuf, bytes);
+      break;
+    case StepKind::kRecvReduceSend:
+      reducer_.reduce(sendBuf, recvBuf, in, n, w.dtype, op, w.nranks);
+      break;
+    case StepKind::kRecvReduceCopy:
+      reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
+      break;
+    case StepKind::kRecvReduceCopySend:
+      reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
+      reducer_.copy(sendBuf, out, bytes);
+      break;
+  }
+}
+
+Status Run::describe(const Cursor& c, const Status& cause) const {
+  const Work& w = *c.work;
+  std::string what = std::string(collectiveName(w.plan->collective)) + " #" +
+                     std::to_string(w.sequence) + " on rank " + std::to_string(w.rank);
+  if (!c.finished()) {
+    const Step& s = c.program->steps[c.step];
+    what += ", " + std::string(stepKindName(s.kind)) + " step " + std::to_string(c.step + 1) +
+            "/" + std::to_string(c.program->steps.size()) + " chunk " +
+            std::to_string(c.iteration + 1) + "/" + std::to_string(c.iterations);
+    if (c.program->channel >= 0) what += " of channel " + std::to_string(c.program->channel);
+  }
+  if (c.waitPeer >= 0)
+    what += (c.waitIsRecv ? ", receiving from " : ", sending to ") +
+            w.links->describePeer(c.waitPeer);
+  return cause.withContext(what);
+}
+
+// Records the failure, tells every peer of this operation which rank failed
+// (so ranks far from it fail fast and name it), and returns the full error.
+Status Run::fail(Cursor& c, const Status& cause) {
+  int failed = c.waitPeer;
+  if (c.waitIsRecv && c.recv && c.recv->reportedFailure() >= 0) failed = c.recv->reportedFailure();
+  if (!c.waitIsRecv && c.send && c.send->reportedFailure() >= 0) failed = c.send->reportedFailure();
+  if (cause.code() != Code::kInvalidUsage && failed >= 0) c.work->links->notifyFailure(failed);
+  return describe(c, cause);
+}
+
+Advance Run::advance(Cursor& c, Status* error) {
+  const size_t es = dtypeSize(c.work->dtype);
+  const size_t chunk = chunkElems(*c.work);
+  while (!c.finished()) {
+    const Step& s = c.program->steps[c.step];
+    const size_t offset = c.iteration * chunk;
+    if (offset >= s.count) {  // this step's range is shorter than others'
+      c.nextStep();
+      continue;
+    }
+    const size_t n = std::min(chunk, s.count - offset);
+    if (!c.resolved) {
+      *error = resolve(c);
+      if (!error->ok()) return Advance::kError;
+    }
+    const void* recvBuf = nullptr;
+    size_t recvBytes = 0;
+    if (c.recv) {
+      recvBuf = c.recv->peek(&recvBytes);
+      if (!recvBuf) {
+        c.waitPeer = s.recvPeer;
+        c.waitIsRecv = true;
+        return Advance::kBlocked;
+      }
+      if (recvBytes != n * es) {
+        c.waitPeer = s.recvPeer;
+        *error = InvalidUsage("received a chunk of " + std::to_string(recvBytes) +
+                              " bytes where " + std::to_string(n * es) +
+                              " were expected (do all ranks call the same collective with the "
+                              "same count and dtype?)");
+        return Advance::kError;
+      }
+    }
+    void* sendBuf = nullptr;
+    size_t capacity = 0;
+    if (c.send) {
+      sendBuf = c.send->acquire(&capacity);
+      if (!sendBuf) {
+        c.waitPeer = s.sendPeer;
+        c.waitIsRecv = false;
+        return Advance::kBlocked;
+      }
+      if (n * es > capacity) {
+        *error = InternalError("chunk larger than the connection's slot");
+        return Advance::kError;
+      }
+    }
+    doChunk(c, s, offset, recvBuf, sendBuf, n);
+    if (c.recv) *error = c.recv->release();
+    if (error->ok() && c.send) *error = c.send->post(n * es);
+    if (!error->ok()) return Advance::kError;
+    c.waitPeer = -1;
+    c.nextStep();
+    return Advance::kProgress;
+  }
+  return Advance::kProgress;
+}
+
+// A Work may start once no earlier unfinished Work shares one of its connections.
+bool Run::eligible(size_t index) const {
+  if (count_ == 1) return true;
+  const Cursor& me = cursors_[index];
+  for (size_t i = 0; i < index; ++i) {
+    const Cursor& other = cursors_[i];
+    if (other.work == me.work || other.finished()) continue;
+    if (other.work->links != me.work->links) continue;
+    if (other.program->channel != me.program->channel) continue;
+    // Same channel of the same communicator: on a ring that is the same pair of
+    // connections; for send/recv, the same peer.
+    if (me.program->channel != kP2PChannel) return false;
+    if (me.program->steps.empty() || other.program->steps.empty()) continue;
+    const Step& a = me.program->steps[0];
+    const Step& b = other.program->steps[0];
+    if ((a.sendPeer >= 0 && a.sendPeer == b.sendPeer) ||
+        (a.recvPeer >= 0 && a.recvPeer == b.recvPeer))
+      return false;
+  }
+  return true;
+}
+
+Status Run::checkHealth() {
+  for (Cursor& c : cursors_) {
+    if (c.finished() || c.waitPeer < 0) continue;
+    if (c.work->abort && c.work->abort->load(std::memory_order_relaxed))
+      return describe(c, InvalidUsage("communicator aborted by tuttiCommAbort"));
+    Status st = c.waitIsRecv ? (c.recv ? c.recv->checkPeer() : Status::Ok())
+                             : (c.send ? c.send->checkPeer() : Status::Ok());
+    if (!st.ok()) return fail(c, st);
+  }
+  return Status::Ok();
+}
+
+Status Run::go() {
+  cursors_.clear();
+  for (size_t i = 0; i < count_; ++i) {
+    const size_t chunk = chunkElems(works_[i]);
+    for (const ChannelProgram& p : works_[i].plan->channels) {
+      Cursor c{&works_[i], &p};
+      for (const Step& s : p.steps) c.iterations = std::max(c.iterations, (s.count + chunk - 1) / chunk);
+      cursors_.push_back(c);
+    }
+  }
+  Deadline deadline = Deadline::after(options_.timeoutSeconds);
+  Backoff backoff(options_.spinCount);
+  size_t live = cursors_.size();
+  while (live > 0) {
+    bool progressed = false;
+    live = 0;
+    for (size_t i = 0; i < cursors_.size(); ++i) {
+      Cursor& c = cursors_[i];
+      if (c.finished()) continue;
+      ++live;
+      if (!eligible(i)) continue;
+      Status error;
+      Advance a = advance(c, &error);
+      if (a == Advance::kError) return fail(c, error);
+      if (a == Advance::kProgress) progressed = true;
+      // Sockets move bytes only when polled: keep both ends of a step moving.
+      if (c.send) {
+        Status st = c.send->progress();
+        if (!st.ok()) return fail(c, st);
+      }
+    }
+    if (progressed) {
+      backoff.reset();
+      continue;
+    }
+    if (live == 0) break;
+    backoff.pause();
+    if (backoff.shouldCheck()) {
+      TUTTI_RETURN_IF_ERROR(checkHealth());
+      if (deadline.expired()) {
+        for (Cursor& c : cursors_)
+          if (!c.finished())
+            return fail(c, TimeoutError("timed out after " + std::to_string(options_.timeoutSeconds) +
+                                        " s (TUTTI_TIMEOUT)"));
+      }
+    }
+  }
+  // Everything we sent must leave this process before the call returns.
+  backoff.reset();
+  for (Cursor& c : cursors_) {
+    for (const Step& s : c.program->steps) {
+      if (s.sendPeer < 0) continue;
+      SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
+      while (conn && !conn->flushed()) {
+        Status st = conn->progress();
+        if (!st.ok()) return fail(c, st);
+        backoff.pause();
+        if (backoff.shouldCheck() && deadline.expired())
+          return fail(c, TimeoutError("timed out flushing data to the peer (TUTTI_TIMEOUT)"));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status execute(Work* works, size_t count, const Reducer& reducer, const ExecOptions& options) {
+  Run run(works, count, reducer, options);
+  return run.go();
+}
+
+}  // namespace tutti

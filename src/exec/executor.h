@@ -1,0 +1,59 @@
+// The executor: one interpreter for every plan over every transport. Like
+// NCCL's primitives it walks a channel's program in iterations: iteration k
+// runs every step once on the k-th chunk of that step's range. Each step thus
+// sends at most one chunk per iteration, so a ring never fills its buffers
+// with data the next rank cannot yet consume (no deadlock at any size), and
+// ranks pipeline iterations as far as the slots allow. Connections are polled
+// without blocking, so all channels of all queued operations advance together.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "kernels/reducer.h"
+#include "src/common/clock.h"
+#include "src/common/status.h"
+#include "src/plan/plan.h"
+#include "transport/transport.h"
+
+namespace tutti {
+
+// How an operation finds its connections: by channel and peer rank.
+class Links {
+ public:
+  virtual ~Links() = default;
+  virtual SendConnection* sendTo(int channel, int peer) = 0;
+  virtual RecvConnection* recvFrom(int channel, int peer) = 0;
+  virtual std::string describePeer(int peer) const = 0;
+  // This rank gives up because `failedRank` failed: tell every peer.
+  virtual void notifyFailure(int failedRank) = 0;
+};
+
+// One operation ready to run: a plan and the buffers it applies to.
+struct Work {
+  const Plan* plan = nullptr;
+  const void* input = nullptr;
+  void* output = nullptr;
+  DataType dtype = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int nranks = 1;  // divisor for avg
+  size_t chunkBytes = 0;  // slot size: every rank must use the same
+  int rank = 0;
+  uint64_t sequence = 0;  // the communicator's call number, for errors
+  Links* links = nullptr;
+  const std::atomic<bool>* abort = nullptr;
+};
+
+struct ExecOptions {
+  int spinCount = 2000;
+  double timeoutSeconds = 300;
+};
+
+// Runs every Work to completion (or the first error). Works that share a
+// connection run in the order given; the rest run concurrently.
+Status execute(Work* works, size_t count, const Reducer& reducer, const ExecOptions& options);
+
+}  // namespace tutti

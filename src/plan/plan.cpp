@@ -1,0 +1,47 @@
+#include "src/plan/plan.h"
+
+namespace tutti {
+
+const char* collectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "allreduce";
+    case Collective::kAllGather: return "allgather";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kReduce: return "reduce";
+    case Collective::kReduceScatter: return "reducescatter";
+    case Collective::kSend: return "send";
+    case Collective::kRecv: return "recv";
+  }
+  return "?";
+}
+
+const char* stepKindName(StepKind k) {
+  switch (k) {
+    case StepKind::kCopy: return "copy";
+    case StepKind::kSend: return "send";
+    case StepKind::kCopySend: return "copySend";
+    case StepKind::kRecv: return "recv";
+    case StepKind::kRecvCopySend: return "recvCopySend";
+    case StepKind::kRecvReduceSend: return "recvReduceSend";
+    case StepKind::kRecvReduceCopy: return "recvReduceCopy";
+    case StepKind::kRecvReduceCopySend: return "recvReduceCopySend";
+  }
+  return "?";
+}
+
+std::string Plan::toString() const {
+  std::string s = std::string(collectiveName(collective)) + "\n";
+  for (const auto& ch : channels) {
+    s += "  channel " + std::to_string(ch.channel) + ":\n";
+    for (const auto& st : ch.steps) {
+      s += "    " + std::string(stepKindName(st.kind));
+      if (st.recvPeer >= 0) s += " from " + std::to_string(st.recvPeer);
+      if (st.sendPeer >= 0) s += " to " + std::to_string(st.sendPeer);
+      s += " in@" + std::to_string(st.inOffset) + " out@" + std::to_string(st.outOffset) + " n=" +
+           std::to_string(st.count) + (st.final ? " final" : "") + "\n";
+    }
+  }
+  return s;
+}
+
+}  // namespace tutti

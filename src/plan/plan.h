@@ -1,0 +1,73 @@
+// A Plan is plain data: for each channel, the ordered Steps one rank performs
+// for one collective. The executor interprets it; nothing here touches the
+// network, so plans are built and checked in unit tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tutti {
+
+enum class Collective : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kReduceScatter,
+  kSend,
+  kRecv,
+};
+const char* collectiveName(Collective c);
+
+// What one step does with each chunk. "Recv" takes the peer's chunk, "Reduce"
+// combines it with the matching input elements, "Copy" writes the output,
+// "Send" passes the result on.
+enum class StepKind : uint8_t {
+  kCopy,                // input -> output (one rank, or a root's own part)
+  kSend,                // input -> peer
+  kCopySend,            // input -> output and peer
+  kRecv,                // peer -> output
+  kRecvCopySend,        // peer -> output and next peer
+  kRecvReduceSend,      // peer + input -> next peer
+  kRecvReduceCopy,      // peer + input -> output
+  kRecvReduceCopySend,  // peer + input -> output and next peer
+};
+const char* stepKindName(StepKind k);
+inline bool stepReceives(StepKind k) { return k >= StepKind::kRecv; }
+inline bool stepSends(StepKind k) {
+  return k == StepKind::kSend || k == StepKind::kCopySend || k == StepKind::kRecvCopySend ||
+         k == StepKind::kRecvReduceSend || k == StepKind::kRecvReduceCopySend;
+}
+inline bool stepReduces(StepKind k) { return k >= StepKind::kRecvReduceSend; }
+inline bool stepWritesOutput(StepKind k) {
+  return k == StepKind::kCopy || k == StepKind::kCopySend || k == StepKind::kRecv ||
+         k == StepKind::kRecvCopySend || k == StepKind::kRecvReduceCopy ||
+         k == StepKind::kRecvReduceCopySend;
+}
+
+struct Step {
+  StepKind kind = StepKind::kCopy;
+  bool final = false;   // produces the final value: apply avg's division here
+  int sendPeer = -1;    // rank the step sends to, -1 for none
+  int recvPeer = -1;    // rank the step receives from, -1 for none
+  size_t inOffset = 0;  // elements into the input buffer
+  size_t outOffset = 0; // elements into the output buffer
+  size_t count = 0;     // elements
+};
+
+struct ChannelProgram {
+  int channel = 0;  // which set of connections; kP2PChannel for send/recv
+  std::vector<Step> steps;
+};
+
+constexpr int kP2PChannel = -1;
+
+struct Plan {
+  Collective collective = Collective::kAllReduce;
+  std::vector<ChannelProgram> channels;
+  std::string toString() const;
+};
+
+}  // namespace tutti

@@ -1,0 +1,78 @@
+#include "transport/shm/segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace tutti {
+
+static_assert(sizeof(ShmControl) <= 4096, "control block must fit the first page");
+
+ShmSegment::~ShmSegment() {
+  if (base_) munmap(base_, bytes_);
+  unlink();
+}
+
+void ShmSegment::unlink() {
+  if (linked_) shm_unlink(name_.c_str());
+  linked_ = false;
+}
+
+Status ShmSegment::map(int fd, size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) return ErrnoError("mmap of shared segment " + name_, errno);
+  madvise(p, bytes, MADV_HUGEPAGE);  // honoured where shmem THP is enabled
+  base_ = p;
+  bytes_ = bytes;
+  return Status::Ok();
+}
+
+Status ShmSegment::create(const std::string& name, size_t slotBytes, int nslots) {
+  name_ = name;
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return ErrnoError("shm_open(" + name + ")", errno);
+  linked_ = true;
+  size_t bytes = kDataOffset + slotBytes * nslots;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    int e = errno;
+    close(fd);
+    return ErrnoError("ftruncate of " + name + " (is /dev/shm large enough?)", e);
+  }
+  Status st = map(fd, bytes);
+  close(fd);
+  TUTTI_RETURN_IF_ERROR(st);
+  // MAP_POPULATE maps tmpfs pages without always allocating them; write once.
+  std::memset(base_, 0, bytes);
+  ShmControl* c = new (base_) ShmControl();
+  c->posted.store(0);
+  c->consumed.store(0);
+  c->senderPid.store(0);
+  c->failureNotice.store(0);
+  c->receiverPid = getpid();
+  c->nslots = static_cast<uint32_t>(nslots);
+  c->slotBytes = slotBytes;
+  slotBytes_ = slotBytes;
+  nslots_ = static_cast<uint32_t>(nslots);
+  return Status::Ok();
+}
+
+Status ShmSegment::open(const std::string& name) {
+  name_ = name;
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) return ErrnoError("shm_open(" + name + ") by the sender", errno);
+  struct stat st {};
+  fstat(fd, &st);
+  Status s = map(fd, static_cast<size_t>(st.st_size));
+  close(fd);
+  TUTTI_RETURN_IF_ERROR(s);
+  slotBytes_ = control()->slotBytes;
+  nslots_ = control()->nslots;
+  return Status::Ok();
+}
+
+}  // namespace tutti

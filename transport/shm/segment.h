@@ -1,0 +1,57 @@
+// A POSIX shared-memory segment holding one connection's slot ring, and the
+// control block at its head.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/common/status.h"
+
+namespace tutti {
+
+constexpr int kShmMaxSlots = 16;
+
+struct ShmControl {
+  alignas(64) std::atomic<uint64_t> posted;    // chunks published by the sender
+  alignas(64) std::atomic<uint64_t> consumed;  // chunks released by the receiver
+  alignas(64) uint64_t sizes[kShmMaxSlots];    // bytes in each slot, written before `posted`
+  alignas(64) std::atomic<int32_t> senderPid;  // 0 until the sender has attached
+  std::atomic<int32_t> failureNotice;          // failed rank + 1, set by either side
+  int32_t receiverPid;
+  uint32_t nslots;
+  uint64_t slotBytes;
+};
+
+class ShmSegment {
+ public:
+  ShmSegment() = default;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+  ~ShmSegment();
+
+  // Creates, sizes and maps the segment, faulting every page in now so no
+  // collective pays for first touch.
+  Status create(const std::string& name, size_t slotBytes, int nslots);
+  Status open(const std::string& name);
+  // Removes the name; the mapping stays valid for both sides.
+  void unlink();
+
+  ShmControl* control() const { return static_cast<ShmControl*>(base_); }
+  char* slot(uint64_t index) const {
+    return static_cast<char*>(base_) + kDataOffset + (index % nslots_) * slotBytes_;
+  }
+
+ private:
+  static constexpr size_t kDataOffset = 4096;
+  Status map(int fd, size_t bytes);
+  std::string name_;
+  bool linked_ = false;
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  size_t slotBytes_ = 0;
+  uint32_t nslots_ = 1;
+};
+
+}  // namespace tutti

@@ -1,0 +1,85 @@
+// The transport interface. A Connection moves chunks in order in one
+// direction between two ranks through a ring of fixed-size slots: the sender
+// acquires a slot, fills it and posts it; the receiver peeks at the oldest
+// posted slot, consumes it where it lies and releases it. Whether a slot lives
+// in shared memory (zero extra copies) or is carried by TCP is the transport's
+// business; the executor sees only this.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/bootstrap/rank_info.h"
+#include "src/common/status.h"
+
+namespace tutti {
+
+class SendConnection {
+ public:
+  virtual ~SendConnection() = default;
+  // The slot for the next chunk, or nullptr while every slot is in flight.
+  virtual void* acquire(size_t* capacity) = 0;
+  // Publishes the acquired slot holding `bytes` bytes.
+  virtual Status post(size_t bytes) = 0;
+  // Moves pending bytes (socket) without blocking.
+  virtual Status progress() = 0;
+  // True when everything posted has left this process.
+  virtual bool flushed() const = 0;
+  // Slow-path health check: is the peer still there, has it reported a failure?
+  virtual Status checkPeer() = 0;
+  // Tells the peer (best effort) that this rank gives up because `failedRank` failed.
+  virtual void notifyFailure(int failedRank) = 0;
+  // The failed rank the peer reported through notifyFailure, or -1.
+  virtual int reportedFailure() const = 0;
+};
+
+class RecvConnection {
+ public:
+  virtual ~RecvConnection() = default;
+  // The oldest received chunk and its size, or nullptr while none is complete.
+  virtual const void* peek(size_t* bytes) = 0;
+  // The peeked chunk has been consumed; its slot may be reused.
+  virtual Status release() = 0;
+  virtual Status progress() = 0;
+  virtual Status checkPeer() = 0;
+  virtual void notifyFailure(int failedRank) = 0;
+  virtual int reportedFailure() const = 0;
+};
+
+// Everything a transport needs to set up one connection.
+struct ConnectionSpec {
+  const RankInfo* self = nullptr;
+  const RankInfo* peer = nullptr;
+  uint64_t commMagic = 0;  // unique per communicator: names shared segments
+  uint32_t connectionId = 0;  // unique per (communicator, receiver)
+  size_t slotBytes = 0;
+  int nslots = 0;
+  double timeoutSeconds = 0;
+  const std::atomic<bool>* abort = nullptr;
+};
+
+// Opaque bytes the receiver's listen() gives the sender's connect().
+struct ConnectionHandle {
+  char bytes[192] = {0};
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual bool canConnect(const RankInfo& self, const RankInfo& peer) const = 0;
+  // Receiver side, first: creates its end and the handle for the sender.
+  virtual Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
+                                                         ConnectionHandle* handle) = 0;
+  // Sender side, with the handle the receiver sent over the bootstrap.
+  virtual Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,
+                                                          const ConnectionHandle& handle) = 0;
+  // Receiver side, last: completes once the sender has connected.
+  virtual Status accept(const ConnectionSpec& spec, RecvConnection& connection) = 0;
+};
+
+}  // namespace tutti
