@@ -43,8 +43,10 @@ tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
   } catch (const std::exception& e) {
     st = InternalError(e.what());
   }
+  // Report before leaving: tuttiCommAbort frees the comm once no call is inside.
+  tuttiResult_t result = st.ok() ? tuttiSuccess : report(comm, api, st);
   c.activeCalls().fetch_sub(1);
-  return st.ok() ? tuttiSuccess : report(comm, api, st);
+  return result;
 }
 
 }  // namespace tutti

@@ -1,19 +1,22 @@
 #include "transport/shm/connection.h"
 
-#include <signal.h>
-
-#include <cerrno>
 
 namespace tutti {
 
-Status checkShmPeer(const ShmControl& control, int peerPid, const std::string& peerName) {
+Status checkShmPeer(const ShmControl& control, const ProcessWatch& peer,
+                    const std::string& peerName) {
   int notice = control.failureNotice.load(std::memory_order_acquire);
   if (notice > 0)
     return RemoteError(peerName + " gave up because rank " + std::to_string(notice - 1) +
                        " failed");
-  if (peerPid > 0 && kill(peerPid, 0) != 0 && errno == ESRCH)
-    return RemoteError(peerName + " (pid " + std::to_string(peerPid) + ") has died");
+  if (!peer.alive())
+    return RemoteError(peerName + " (pid " + std::to_string(peer.pid()) + ") has died");
   return Status::Ok();
+}
+
+void noticeFailure(ShmControl& control, int failedRank) {
+  int32_t none = 0;
+  control.failureNotice.compare_exchange_strong(none, failedRank + 1, std::memory_order_acq_rel);
 }
 
 ShmSendConnection::ShmSendConnection(std::unique_ptr<ShmSegment> segment, std::string peerName)
@@ -22,6 +25,7 @@ ShmSendConnection::ShmSendConnection(std::unique_ptr<ShmSegment> segment, std::s
       peerName_(std::move(peerName)),
       nslots_(control_->nslots),
       slotBytes_(control_->slotBytes) {
+  peer_.watch(control_->receiverPid);
   posted_ = control_->posted.load(std::memory_order_relaxed);
   consumedSeen_ = control_->consumed.load(std::memory_order_acquire);
 }
@@ -43,7 +47,7 @@ Status ShmSendConnection::post(size_t bytes) {
 }
 
 Status ShmSendConnection::checkPeer() {
-  return checkShmPeer(*control_, control_->receiverPid, peerName_);
+  return checkShmPeer(*control_, peer_, peerName_);
 }
 
 ShmRecvConnection::ShmRecvConnection(std::unique_ptr<ShmSegment> segment, std::string peerName)
@@ -51,6 +55,10 @@ ShmRecvConnection::ShmRecvConnection(std::unique_ptr<ShmSegment> segment, std::s
       control_(segment_->control()),
       peerName_(std::move(peerName)),
       nslots_(control_->nslots) {}
+
+void ShmRecvConnection::watchSender() {
+  peer_.watch(control_->senderPid.load(std::memory_order_acquire));
+}
 
 const void* ShmRecvConnection::peek(size_t* bytes) {
   if (consumed_ == postedSeen_) {
@@ -68,7 +76,7 @@ Status ShmRecvConnection::release() {
 }
 
 Status ShmRecvConnection::checkPeer() {
-  return checkShmPeer(*control_, control_->senderPid.load(std::memory_order_relaxed), peerName_);
+  return checkShmPeer(*control_, peer_, peerName_);
 }
 
 }  // namespace tutti

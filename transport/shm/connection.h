@@ -7,10 +7,17 @@
 #include <memory>
 #include <string>
 
+#include "src/common/process_watch.h"
 #include "transport/shm/segment.h"
 #include "transport/transport.h"
 
 namespace tutti {
+
+// A remote error when the peer process no longer exists or reported a failure.
+Status checkShmPeer(const ShmControl& control, const ProcessWatch& peer,
+                    const std::string& peerName);
+// Records that `failedRank` failed; the first report wins.
+void noticeFailure(ShmControl& control, int failedRank);
 
 class ShmSendConnection final : public SendConnection {
  public:
@@ -20,9 +27,7 @@ class ShmSendConnection final : public SendConnection {
   Status progress() override { return Status::Ok(); }
   bool flushed() const override { return true; }
   Status checkPeer() override;
-  void notifyFailure(int failedRank) override {
-    control_->failureNotice.store(failedRank + 1, std::memory_order_release);
-  }
+  void notifyFailure(int failedRank) override { noticeFailure(*control_, failedRank); }
   int reportedFailure() const override {
     return control_->failureNotice.load(std::memory_order_acquire) - 1;
   }
@@ -31,6 +36,7 @@ class ShmSendConnection final : public SendConnection {
   std::unique_ptr<ShmSegment> segment_;
   ShmControl* control_;
   std::string peerName_;
+  ProcessWatch peer_;
   uint64_t posted_ = 0;
   uint64_t consumedSeen_ = 0;
   uint32_t nslots_;
@@ -44,24 +50,22 @@ class ShmRecvConnection final : public RecvConnection {
   Status release() override;
   Status progress() override { return Status::Ok(); }
   Status checkPeer() override;
-  void notifyFailure(int failedRank) override {
-    control_->failureNotice.store(failedRank + 1, std::memory_order_release);
-  }
+  void notifyFailure(int failedRank) override { noticeFailure(*control_, failedRank); }
   int reportedFailure() const override {
     return control_->failureNotice.load(std::memory_order_acquire) - 1;
   }
   ShmSegment& segment() { return *segment_; }
+  // Starts watching the sender's process once it has attached.
+  void watchSender();
 
  private:
   std::unique_ptr<ShmSegment> segment_;
   ShmControl* control_;
   std::string peerName_;
+  ProcessWatch peer_;
   uint64_t consumed_ = 0;
   uint64_t postedSeen_ = 0;
   uint32_t nslots_;
 };
-
-// A remote error when the peer process no longer exists or reported a failure.
-Status checkShmPeer(const ShmControl& control, int peerPid, const std::string& peerName);
 
 }  // namespace tutti

@@ -66,6 +66,7 @@ Status ShmTransport::accept(const ConnectionSpec& spec, RecvConnection& connecti
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   shm.segment().unlink();
+  shm.watchSender();
   return Status::Ok();
 }
 

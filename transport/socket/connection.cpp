@@ -37,6 +37,7 @@ Status SocketSendConnection::post(size_t bytes) {
 }
 
 Status SocketSendConnection::progress() {
+  if (!error_.ok()) return error_;
   while (sent_ < posted_) {
     uint64_t idx = sent_ % nslots_;
     uint64_t size = sizes_[idx];
@@ -55,7 +56,7 @@ Status SocketSendConnection::progress() {
     ssize_t w = sendmsg(socket_.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
-      return ErrnoError("send to " + peerName_, errno);
+      return error_ = ErrnoError("send to " + peerName_, errno);
     }
     offset_ += static_cast<size_t>(w);
     if (offset_ < kHeaderBytes + size) return Status::Ok();  // the socket is full
@@ -97,6 +98,7 @@ Status SocketRecvConnection::release() {
 }
 
 Status SocketRecvConnection::progress() {
+  if (!error_.ok()) return error_;
   while (received_ - consumed_ < nslots_) {
     uint64_t idx = received_ % nslots_;
     char* data = slots_.data() + idx * slotBytes_;
@@ -108,20 +110,20 @@ Status SocketRecvConnection::progress() {
       r = recv(socket_.fd(), data + (offset_ - kHeaderBytes), header_ - (offset_ - kHeaderBytes),
                MSG_DONTWAIT);
     }
-    if (r == 0) return RemoteError("connection closed by " + peerName_ + " (did it exit?)");
+    if (r == 0) return error_ = RemoteError("connection closed by " + peerName_ + " (did it exit?)");
     if (r < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
-      return ErrnoError("recv from " + peerName_, errno);
+      return error_ = ErrnoError("recv from " + peerName_, errno);
     }
     offset_ += static_cast<size_t>(r);
     if (offset_ < kHeaderBytes) continue;
     if (offset_ == kHeaderBytes && (header_ & kMarkerMask) == kFailureMarker) {
       reportedFailure_ = static_cast<int>(header_ & 0xffffffffu);
-      return RemoteError(peerName_ + " gave up because rank " + std::to_string(reportedFailure_) +
-                         " failed");
+      return error_ = RemoteError(peerName_ + " gave up because rank " +
+                                  std::to_string(reportedFailure_) + " failed");
     }
     if (offset_ == kHeaderBytes && header_ > slotBytes_)
-      return RemoteError(peerName_ + " sent a chunk of " + std::to_string(header_) +
+      return error_ = RemoteError(peerName_ + " sent a chunk of " + std::to_string(header_) +
                          " bytes into a slot of " + std::to_string(slotBytes_) +
                          " (TUTTI_BUFFSIZE or TUTTI_NSTEPS differ between ranks?)");
     if (offset_ < kHeaderBytes + header_) continue;

@@ -19,7 +19,7 @@ class SocketSendConnection final : public SendConnection {
   Status post(size_t bytes) override;
   Status progress() override;
   bool flushed() const override { return sent_ == posted_; }
-  Status checkPeer() override { return Status::Ok(); }
+  Status checkPeer() override { return error_; }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return -1; }
 
@@ -33,6 +33,7 @@ class SocketSendConnection final : public SendConnection {
   uint64_t sent_ = 0;       // chunks fully written to the socket
   size_t offset_ = 0;       // bytes of the current chunk (header included) written
   uint64_t sizes_[64] = {};
+  Status error_;  // sticky: the first I/O error, reported by checkPeer
 };
 
 class SocketRecvConnection final : public RecvConnection {
@@ -42,7 +43,7 @@ class SocketRecvConnection final : public RecvConnection {
   const void* peek(size_t* bytes) override;
   Status release() override;
   Status progress() override;
-  Status checkPeer() override { return Status::Ok(); }
+  Status checkPeer() override { return error_; }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return reportedFailure_; }
 
@@ -58,6 +59,7 @@ class SocketRecvConnection final : public RecvConnection {
   size_t offset_ = 0;       // bytes of the incoming chunk (header included) read
   uint64_t header_ = 0;
   uint64_t sizes_[64] = {};
+  Status error_;
 };
 
 }  // namespace tutti

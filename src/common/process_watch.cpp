@@ -1,0 +1,47 @@
+#include "src/common/process_watch.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace tutti {
+
+ProcessWatch::ProcessWatch(int pid) { watch(pid); }
+
+ProcessWatch::~ProcessWatch() {
+  if (pidfd_ >= 0) close(pidfd_);
+}
+
+void ProcessWatch::watch(int pid) {
+  if (pidfd_ >= 0) close(pidfd_);
+  pid_ = pid;
+  pidfd_ = -1;
+#ifdef SYS_pidfd_open
+  if (pid > 0 && pid != getpid()) pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#endif
+}
+
+bool ProcessWatch::alive() const {
+  if (pid_ <= 0 || pid_ == getpid()) return true;
+  if (pidfd_ >= 0) {
+    pollfd p{pidfd_, POLLIN, 0};
+    return poll(&p, 1, 0) == 0;  // readable once the process has exited
+  }
+  if (kill(pid_, 0) != 0 && errno == ESRCH) return false;
+  // Without pidfds: a zombie still answers kill(); its state in /proc says Z.
+  char path[64], buf[256] = {0};
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid_);
+  FILE* f = fopen(path, "r");
+  if (!f) return false;
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  const char* close = static_cast<const char*>(memrchr(buf, ')', n));
+  return !(close && close[1] == ' ' && close[2] == 'Z');
+}
+
+}  // namespace tutti

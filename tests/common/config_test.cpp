@@ -1,0 +1,72 @@
+// Tunables: TUTTI_ first, NCCL_ as the fallback, the table's default last.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "src/comm/comm_config.h"
+#include "src/common/config.h"
+
+namespace tutti {
+namespace {
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* v : {"TUTTI_TIMEOUT", "NCCL_TIMEOUT", "TUTTI_NSTEPS", "TUTTI_BUFFSIZE",
+                          "TUTTI_NCHANNELS"})
+      unsetenv(v);
+  }
+};
+
+TEST_F(ConfigTest, DefaultThenNcclThenTutti) {
+  std::string source;
+  EXPECT_EQ(tunableString("TIMEOUT", &source), "300");
+  EXPECT_EQ(source, "default");
+  setenv("NCCL_TIMEOUT", "7", 1);
+  EXPECT_EQ(tunableString("TIMEOUT", &source), "7");
+  EXPECT_EQ(source, "NCCL_TIMEOUT");
+  setenv("TUTTI_TIMEOUT", "9", 1);
+  EXPECT_EQ(*tunableInt("TIMEOUT"), 9);
+}
+
+TEST_F(ConfigTest, MalformedIntegerNamesTheVariable) {
+  setenv("TUTTI_TIMEOUT", "12abc", 1);
+  auto v = tunableInt("TIMEOUT");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("TUTTI_TIMEOUT=\"12abc\""), std::string::npos);
+}
+
+TEST_F(ConfigTest, ParseInt) {
+  int64_t v = 0;
+  EXPECT_TRUE(parseInt64("0x10", &v));
+  EXPECT_EQ(v, 16);
+  EXPECT_TRUE(parseInt64("-5", &v));
+  EXPECT_EQ(v, -5);
+  EXPECT_FALSE(parseInt64("", &v));
+  EXPECT_FALSE(parseInt64("1.5", &v));
+}
+
+TEST_F(ConfigTest, CommConfigChecksRanges) {
+  auto ok = CommConfig::fromEnv();
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->slotBytes, 2097152u / 8);
+  setenv("TUTTI_NSTEPS", "40", 1);
+  EXPECT_FALSE(CommConfig::fromEnv().ok());
+  setenv("TUTTI_NSTEPS", "4", 1);
+  setenv("TUTTI_BUFFSIZE", "1048576", 1);
+  setenv("TUTTI_NCHANNELS", "3", 1);
+  auto c = CommConfig::fromEnv();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->slotBytes, 262144u);
+  EXPECT_EQ(c->maxChannels, 3);
+  EXPECT_TRUE(c->channelsForced);
+}
+
+TEST_F(ConfigTest, EveryTunableHasMeaning) {
+  for (const auto& t : allTunables()) {
+    EXPECT_GT(std::string(t.meaning).size(), 10u) << t.name;
+  }
+}
+
+}  // namespace
+}  // namespace tutti

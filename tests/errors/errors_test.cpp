@@ -1,0 +1,259 @@
+// Bad input gets a clear error, never a crash or a hang: arguments, interface
+// patterns, unique ids, a dead root, a rank killed mid-collective, abort.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/harness/ranks.h"
+
+namespace tutti_test {
+namespace {
+
+std::map<std::string, std::string> baseEnv(int) {
+  return {{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "20"}};
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Checks that `r` is `want` and the last error mentions every word.
+std::string expectError(tuttiResult_t r, tuttiResult_t want, tuttiComm_t comm,
+                        std::vector<std::string> words) {
+  std::string msg = tuttiGetLastError(comm);
+  if (r != want)
+    return "expected " + std::string(tuttiGetErrorString(want)) + ", got " + tuttiGetErrorString(r) +
+           " (" + msg + ")\n";
+  for (const auto& w : words)
+    if (!contains(msg, w)) return "error \"" + msg + "\" does not mention \"" + w + "\"\n";
+  return "";
+}
+
+TEST(Errors, NullCommIsInvalidArgument) {
+  float x = 0;
+  EXPECT_EQ(tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, nullptr, nullptr), tuttiInvalidArgument);
+  EXPECT_TRUE(contains(tuttiGetLastError(nullptr), "tuttiAllReduce"));
+  EXPECT_TRUE(contains(tuttiGetLastError(nullptr), "comm is NULL"));
+  EXPECT_EQ(tuttiBarrier(nullptr, nullptr), tuttiInvalidArgument);
+  int n = 0;
+  EXPECT_EQ(tuttiCommCount(nullptr, &n), tuttiInvalidArgument);
+  for (int r = 0; r <= tuttiNumResults; ++r)
+    EXPECT_NE(tuttiGetErrorString(static_cast<tuttiResult_t>(r)), nullptr);
+  int v = 0;
+  EXPECT_EQ(tuttiGetVersion(&v), tuttiSuccess);
+  EXPECT_EQ(v, TUTTI_VERSION);
+}
+
+TEST(Errors, BadArgumentsNameCallAndArgument) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    float buf[4] = {0};
+    err += expectError(tuttiAllReduce(nullptr, buf, 4, tuttiFloat32, tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiAllReduce", "sendbuff", "rank"});
+    err += expectError(tuttiAllReduce(buf, nullptr, 4, tuttiFloat32, tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"recvbuff"});
+    err += expectError(tuttiAllReduce(buf, buf, 4, static_cast<tuttiDataType_t>(42), tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"datatype 42"});
+    err += expectError(tuttiReduce(buf, buf, 4, tuttiFloat32, static_cast<tuttiRedOp_t>(9), 0, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiReduce", "op 9"});
+    err += expectError(tuttiBroadcast(buf, buf, 4, tuttiFloat32, 2, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiBroadcast", "root 2"});
+    err += expectError(tuttiReduce(buf, buf, 4, tuttiFloat32, tuttiSum, -1, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"root -1"});
+    err += expectError(tuttiSend(buf, 4, tuttiFloat32, 5, comm, nullptr), tuttiInvalidArgument,
+                       comm, {"tuttiSend", "peer 5"});
+    err += expectError(tuttiRecv(buf, 4, tuttiFloat32, -3, comm, nullptr), tuttiInvalidArgument,
+                       comm, {"tuttiRecv", "peer -3"});
+    err += expectError(tuttiAllGather(buf, buf, SIZE_MAX / 4, tuttiFloat32, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiAllGather", "overflows"});
+    // Count 0 with no buffers is legal and does nothing; the comm still works.
+    if (tuttiAllReduce(nullptr, nullptr, 0, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess)
+      err += "count 0 failed\n";
+    buf[0] = static_cast<float>(ctx.rank + 1);
+    if (tuttiAllReduce(buf, buf, 1, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess || buf[0] != 3)
+      err += "the comm does not work after the rejected calls\n";
+    tuttiCommDestroy(comm);
+    return err;
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+TEST(Errors, InitArgumentsAreChecked) {
+  auto outcomes = runRanks(1, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err;
+    err += expectError(tuttiCommInitRank(&comm, 2, ctx.id, 2), tuttiInvalidArgument, nullptr, {"rank 2"});
+    err += expectError(tuttiCommInitRank(&comm, 0, ctx.id, 0), tuttiInvalidArgument, nullptr, {"nranks"});
+    tuttiUniqueId empty;
+    memset(&empty, 0, sizeof(empty));
+    err += expectError(tuttiCommInitRank(&comm, 1, empty, 0), tuttiInvalidArgument, nullptr, {"unique id"});
+    return err;
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+TEST(Errors, InterfacePatternMatchingNothingListsInterfaces) {
+  auto outcomes = runRanks(1, [](const RankContext&) -> std::string {
+    setenv("TUTTI_SOCKET_IFNAME", "=nosuchif0", 1);
+    tuttiUniqueId id;
+    std::string err = expectError(tuttiGetUniqueId(&id), tuttiInvalidArgument, nullptr,
+                                  {"nosuchif0", "interfaces here", "lo"});
+    setenv("NCCL_SOCKET_IFNAME", "^lo", 1);  // the TUTTI_ one wins over NCCL_
+    err += expectError(tuttiGetUniqueId(&id), tuttiInvalidArgument, nullptr, {"nosuchif0"});
+    return err;
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+// A unique id whose root has gone: the process that made it exited.
+tuttiUniqueId idOfDeadRoot() {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    tuttiUniqueId id;
+    tuttiGetUniqueId(&id);
+    (void)!write(fds[1], &id, sizeof(id));
+    _exit(0);
+  }
+  tuttiUniqueId id;
+  EXPECT_EQ(read(fds[0], &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
+  waitpid(pid, nullptr, 0);
+  close(fds[0]);
+  close(fds[1]);
+  return id;
+}
+
+TEST(Errors, AbsentRootTimesOutWithItsAddress) {
+  tuttiUniqueId dead = idOfDeadRoot();
+  auto outcomes = runRanks(1, [dead](const RankContext&) -> std::string {
+    setenv("TUTTI_TIMEOUT", "2", 1);
+    tuttiComm_t comm = nullptr;
+    auto t0 = std::chrono::steady_clock::now();
+    std::string err = expectError(tuttiCommInitRank(&comm, 2, dead, 1), tuttiTimeout, nullptr,
+                                  {"root", "127.0.0.1:"});
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s > 10) err += "took " + std::to_string(s) + " s for a 2 s timeout\n";
+    return err;
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+TEST(Errors, WrongMagicIsDroppedAndTimesOut) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    setenv("TUTTI_TIMEOUT", "2", 1);
+    if (ctx.rank == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(4));  // keep the root alive
+      return "";
+    }
+    tuttiUniqueId forged = ctx.id;
+    forged.internal[0] ^= 0x5a;  // another job's magic, same address
+    tuttiComm_t comm = nullptr;
+    return expectError(tuttiCommInitRank(&comm, 2, forged, 1), tuttiTimeout, nullptr,
+                       {"127.0.0.1:", "unique id"});
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+TEST(Errors, MismatchedBufferConfigIsRefused) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    tuttiResult_t r = tuttiCommInitRank(&comm, 2, ctx.id, ctx.rank);
+    std::string msg = tuttiGetLastError(nullptr);
+    if (r != tuttiInvalidUsage || !contains(msg, "TUTTI_BUFFSIZE"))
+      return "expected a config mismatch error, got " + std::string(tuttiGetErrorString(r)) + ": " + msg;
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    if (rank == 1) env["TUTTI_BUFFSIZE"] = "1048576";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+// Rank 2 dies while all ranks are inside a stream of large all-reduces.
+void killedRankTest(bool sockets) {
+  const int n = 4, victim = 2;
+  auto outcomes = runRanks(n, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    std::vector<float> buf(4 << 20, 1.0f);
+    if (ctx.rank == victim)
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        raise(SIGKILL);
+      }).detach();
+    auto t0 = std::chrono::steady_clock::now();
+    tuttiResult_t r = tuttiSuccess;
+    for (int i = 0; i < 100000 && r == tuttiSuccess; ++i)
+      r = tuttiAllReduce(buf.data(), buf.data(), buf.size(), tuttiFloat32, tuttiMax, comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg = tuttiGetLastError(comm);
+    tuttiResult_t async = tuttiSuccess;
+    tuttiCommGetAsyncError(comm, &async);
+    tuttiCommAbort(comm);
+    if (r == tuttiSuccess) return "never saw the failure";
+    if (r != tuttiRemoteError && r != tuttiSystemError)
+      return "expected a remote error, got " + std::string(tuttiGetErrorString(r)) + ": " + msg;
+    if (!contains(msg, "rank 2")) return "error does not name the dead rank 2: " + msg;
+    if (!contains(msg, "tuttiAllReduce") || !contains(msg, "allreduce #"))
+      return "error does not name the call: " + msg;
+    if (s > 20) return "took " + std::to_string(s) + " s, longer than TUTTI_TIMEOUT";
+    if (async != tuttiRemoteError) return "async error not set";
+    return "";
+  }, [sockets](int rank) {
+    auto env = baseEnv(rank);
+    if (sockets) env["TUTTI_SHM_DISABLE"] = "1";
+    return env;
+  }, 120);
+  for (const auto& o : outcomes) {
+    if (o.rank == victim) EXPECT_TRUE(contains(o.failure, "signal 9")) << o.failure;
+    else EXPECT_EQ(o.failure, "") << "rank " << o.rank;
+  }
+}
+
+TEST(Errors, KilledRankFailsEverySurvivorOverShm) { killedRankTest(false); }
+TEST(Errors, KilledRankFailsEverySurvivorOverSockets) { killedRankTest(true); }
+
+TEST(Errors, AbortFromAnotherThreadUnblocksAWaitingCall) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    if (ctx.rank == 1) {  // never joins the all-reduce
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      tuttiCommDestroy(comm);
+      return "";
+    }
+    std::thread aborter([comm] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      tuttiCommAbort(comm);
+    });
+    float x = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    tuttiResult_t r = tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg = tuttiGetLastError(nullptr);
+    aborter.join();
+    if (r == tuttiSuccess) return "the call succeeded without its peer";
+    if (!contains(msg, "abort")) return "error does not say it was aborted: " + msg;
+    if (s > 5) return "abort took " + std::to_string(s) + " s to unblock the call";
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    env["TUTTI_TIMEOUT"] = "60";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+}  // namespace
+}  // namespace tutti_test
