@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12's archive, whatever tutti's build and tests need
+# and this machine lacks. Run as root (or with sudo available).
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
+          libbenchmark-dev iproute2 python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo=sudo
+$sudo apt-get -o DPkg::Lock::Timeout=900 update -q >&2
+DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q \
+  --no-install-recommends "${missing[@]}" >&2

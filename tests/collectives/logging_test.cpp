@@ -1,0 +1,51 @@
+// TUTTI_DEBUG=INFO with TUTTI_DEBUG_FILE: init reports the version, the
+// interface and the transport to each peer, in per-host-and-pid files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/harness/ranks.h"
+
+namespace tutti_test {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
+  char dir[] = "/tmp/tutti-log-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string pattern = std::string(dir) + "/log.%h.%p";
+  auto outcomes = runRanks(3, [&](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    tuttiCommDestroy(comm);
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    std::string log = slurp(std::string(dir) + "/log." + host + "." + std::to_string(getpid()));
+    for (const char* want : {"tutti 0.1.0", "interface lo", "INFO", "-> rank", "init done"})
+      if (log.find(want) == std::string::npos) return std::string("log lacks \"") + want + "\":\n" + log;
+    // Ranks 0 and 1 share a (fake) host: shm; rank 2 is elsewhere: socket.
+    if (ctx.rank == 0 && (log.find("rank 1 (") == std::string::npos || log.find(": shm") == std::string::npos ||
+                          log.find(": socket") == std::string::npos))
+      return "rank 0's log does not show shm to rank 1 and socket to rank 2:\n" + log;
+    return "";
+  }, [&](int rank) {
+    return std::map<std::string, std::string>{
+        {"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_FILE", pattern},
+        {"TUTTI_HOSTID", rank < 2 ? "hostA" : "hostB"}};
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+  std::string cmd = std::string("rm -rf ") + dir;
+  (void)!system(cmd.c_str());
+}
+
+}  // namespace
+}  // namespace tutti_test
