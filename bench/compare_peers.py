@@ -48,7 +48,7 @@ def main(root):
                          capture_output=True, text=True).stdout.split("\n")
     print("# All-reduce (float32 sum) against Open MPI and Gloo, same run, same machine\n")
     print(f"Run {env[0]} on {env[3].strip()} ({env[2]} cores), kernel {env[1]}.")
-    print("Produced by `bench/compare_peers.sh` (tutti-perf -np N -b 8 -e 64M -f 2 -n 20 -w 5,")
+    print("Produced by `bench/compare_peers.sh` (tutti-perf -np N -b 8 -e 64M -f 2 -n 20 -w 20,")
     print("out-of-place rows; the peers' harness `../shared/peers/run_all.sh`, one pass).")
     print("busbw in GB/s (nccl-tests formula 2(n-1)/n x bytes/time). tutti-perf reports the")
     print("mean time of 20 back-to-back calls averaged over ranks; the peers report the median")

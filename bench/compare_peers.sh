@@ -21,8 +21,8 @@ WITH_MPICH=0 PASSES=1 RESULTS="$raw/peers" \
 perf=build/bench/tutti-perf
 export TUTTI_SOCKET_IFNAME=lo
 for n in 2 4; do
-  "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 5 --csv "$raw/tutti_${n}_shm.csv" >"$raw/tutti_${n}_shm.txt"
-  TUTTI_SHM_DISABLE=1 "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 5 --csv "$raw/tutti_${n}_tcp.csv" \
+  "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 20 --csv "$raw/tutti_${n}_shm.csv" >"$raw/tutti_${n}_shm.txt"
+  TUTTI_SHM_DISABLE=1 "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 20 --csv "$raw/tutti_${n}_tcp.csv" \
     >"$raw/tutti_${n}_tcp.txt"
 done
 python3 bench/compare_peers.py "$raw" >"$OUT/allreduce_vs_peers.md"

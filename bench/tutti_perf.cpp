@@ -249,6 +249,13 @@ int runRank(const PerfArgs& a, tuttiComm_t comm, PerfReport* report) {
   tuttiCommUserRank(comm, &rank);
   tuttiCommCount(comm, &n);
   if (rank == 0) report->printHeader(a, n);
+  // Freshly started ranks answer slowly at first (cold code paths, idle
+  // cores): settle them before anything is timed.
+  for (int i = 0; i < 200; ++i)
+    if (tuttiBarrier(comm, nullptr) != tuttiSuccess) {
+      fprintf(stderr, "tutti-perf: warm-up barrier failed: %s\n", tuttiGetLastError(comm));
+      return 1;
+    }
   RankRunner runner(a, comm, rank, n, report);
   int rc = runner.run();
   if (rank == 0) rc |= report->finish();

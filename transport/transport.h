@@ -35,6 +35,9 @@ class SendConnection {
   virtual void notifyFailure(int failedRank) = 0;
   // The failed rank the peer reported through notifyFailure, or -1.
   virtual int reportedFailure() const = 0;
+  // A descriptor that turns writable when acquire() may succeed again, so an
+  // idle rank can sleep in poll() instead of retrying; -1 when there is none.
+  virtual int pollFd() const { return -1; }
 };
 
 class RecvConnection {
@@ -48,6 +51,8 @@ class RecvConnection {
   virtual Status checkPeer() = 0;
   virtual void notifyFailure(int failedRank) = 0;
   virtual int reportedFailure() const = 0;
+  // A descriptor that turns readable when peek() may succeed; -1 when none.
+  virtual int pollFd() const { return -1; }
 };
 
 // Everything a transport needs to set up one connection.

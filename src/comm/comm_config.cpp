@@ -23,8 +23,15 @@ Result<CommConfig> CommConfig::fromEnv() {
   c.channelsForced = nchannels > 0;
   c.maxChannels = nchannels > 0 ? static_cast<int>(nchannels) : 2;
   c.spinCount = spin < 0 ? 0 : static_cast<int>(spin);
+  std::string source;
+  tunableString("SPIN_COUNT", &source);
+  c.spinForced = source != "default";
   c.shmDisabled = shmOff != 0;
   return c;
+}
+
+void CommConfig::adaptToOversubscription(int localRanks, int cores) {
+  if (!spinForced && localRanks > cores) spinCount = 20;
 }
 
 CommConfig::Shared CommConfig::shared() const {

@@ -12,11 +12,12 @@ namespace tutti {
 
 struct CommConfig {
   double timeoutSeconds = 300;
-  size_t slotBytes = 256 << 10;  // one chunk
+  size_t slotBytes = 128 << 10;  // one chunk
   int nslots = 8;
   int maxChannels = 2;           // rings connected at init
   bool channelsForced = false;   // TUTTI_NCHANNELS given: use exactly that many
   int spinCount = 2000;
+  bool spinForced = false;       // TUTTI_SPIN_COUNT given: keep it even when oversubscribed
   bool shmDisabled = false;
 
   static Result<CommConfig> fromEnv();
@@ -29,6 +30,9 @@ struct CommConfig {
     int32_t reserved;
   };
   Shared shared() const;
+  // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off
+  // the core it needs, so yield almost at once (unless told otherwise).
+  void adaptToOversubscription(int localRanks, int cores);
 };
 
 }  // namespace tutti

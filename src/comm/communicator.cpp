@@ -1,5 +1,7 @@
 #include "src/comm/communicator.h"
 
+#include <sched.h>
+
 #include <cstring>
 
 #include "tutti/tutti.h"
@@ -56,6 +58,13 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
       TUTTI_INFO(kSubsysInit, "rank %d -> %s: %s", rank, describePeer(p).c_str(),
                  peerTransport_[p]->name());
   }
+  int localRanks = 0;
+  for (const RankInfo& p : peers) localRanks += p.hostHash == peers[rank].hostHash;
+  cpu_set_t cpus;
+  int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  config_.adaptToOversubscription(localRanks, cores);
+  TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
+             rank, localRanks, cores, config_.spinCount);
   p2pSend_.resize(nranks);
   p2pRecv_.resize(nranks);
   TUTTI_RETURN_IF_ERROR(connectRings());

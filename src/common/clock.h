@@ -53,6 +53,10 @@ class Backoff {
   }
   // True every few thousand idle rounds: time to check deadlines and peers.
   bool shouldCheck() const { return (idle_ & 1023) == 1023; }
+  // Idle rounds so far (a waiter that polls with syscalls spins fewer).
+  int64_t idleRounds() const { return idle_; }
+  // Counts an idle round spent elsewhere (e.g. in poll()).
+  void countIdle() { ++idle_; }
 
  private:
   int spinCount_;

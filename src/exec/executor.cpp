@@ -1,5 +1,7 @@
 #include "src/exec/executor.h"
 
+#include <poll.h>
+
 #include <algorithm>
 
 namespace tutti {
@@ -53,6 +55,10 @@ class Run {
   Status fail(Cursor& c, const Status& cause);
   bool eligible(size_t index) const;
   Status checkHealth();
+  // Sleeps until a socket that a blocked cursor waits on is ready (at most
+  // 1 ms). False when some wait has no descriptor (shared memory): then the
+  // caller must keep polling.
+  bool sleepOnDescriptors();
 
   Work* works_;
   size_t count_;
@@ -237,6 +243,20 @@ Status Run::checkHealth() {
   return Status::Ok();
 }
 
+bool Run::sleepOnDescriptors() {
+  pollfd fds[64];
+  nfds_t n = 0;
+  for (const Cursor& c : cursors_) {
+    if (c.finished() || c.waitPeer < 0) continue;
+    int fd = c.waitIsRecv ? (c.recv ? c.recv->pollFd() : -1) : (c.send ? c.send->pollFd() : -1);
+    if (fd < 0 || n == 64) return false;
+    fds[n++] = {fd, static_cast<short>(c.waitIsRecv ? POLLIN : POLLOUT), 0};
+  }
+  if (n == 0) return false;
+  ::poll(fds, n, 1);
+  return true;
+}
+
 Status Run::go() {
   cursors_.clear();
   for (size_t i = 0; i < count_; ++i) {
@@ -273,7 +293,10 @@ Status Run::go() {
       continue;
     }
     if (live == 0) break;
-    backoff.pause();
+    // A socket poll is a syscall: after a few, sleep in poll() until data comes.
+    if (backoff.idleRounds() >= std::min(options_.spinCount, 64) && sleepOnDescriptors())
+      backoff.countIdle();
+    else backoff.pause();
     if (backoff.shouldCheck()) {
       TUTTI_RETURN_IF_ERROR(checkHealth());
       if (deadline.expired()) {

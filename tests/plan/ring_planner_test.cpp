@@ -175,7 +175,9 @@ TEST_P(RingPlanSim, AllCollectivesMatchDefinitions) {
         for (int q = 0; q < s.n; ++q) sum += input(q, i);
         ASSERT_EQ(ar[r][i], sum) << "allreduce rank " << r << " i " << i;
         ASSERT_EQ(bc[r][i], input(root, i)) << "broadcast rank " << r << " i " << i;
-        if (r == root) ASSERT_EQ(rd[r][i], sum) << "reduce i " << i;
+        if (r == root) {
+          ASSERT_EQ(rd[r][i], sum) << "reduce i " << i;
+        }
         int32_t rsSum = 0;
         for (int q = 0; q < s.n; ++q) rsSum += input(q, r * s.count + i);
         ASSERT_EQ(rs[r][i], rsSum) << "reducescatter rank " << r << " i " << i;

@@ -22,6 +22,7 @@ class SocketSendConnection final : public SendConnection {
   Status checkPeer() override { return error_; }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return -1; }
+  int pollFd() const override { return socket_.fd(); }
 
  private:
   Socket socket_;
@@ -46,6 +47,7 @@ class SocketRecvConnection final : public RecvConnection {
   Status checkPeer() override { return error_; }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return reportedFailure_; }
+  int pollFd() const override { return socket_.fd(); }
 
  private:
   Socket socket_;
