@@ -25,6 +25,15 @@ class SendConnection {
   virtual void* acquire(size_t* capacity) = 0;
   // Publishes the acquired slot holding `bytes` bytes.
   virtual Status post(size_t bytes) = 0;
+  // Transports that can send straight from the caller's memory (sockets) take
+  // the chunk by reference instead of as a copy in the acquired slot; the
+  // bytes must stay unchanged until flushed().
+  virtual bool sendsByReference() const { return false; }
+  virtual Status postReference(const void* data, size_t bytes) {
+    (void)data;
+    (void)bytes;
+    return InternalError("this transport cannot send by reference");
+  }
   // Moves pending bytes (socket) without blocking.
   virtual Status progress() = 0;
   // True when everything posted has left this process.

@@ -49,8 +49,9 @@ class Run {
  private:
   Status resolve(Cursor& c);
   Advance advance(Cursor& c, Status* error);
-  void doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf, void* sendBuf,
-               size_t n);
+  // Does the step's work on one chunk and posts what it sends.
+  Status doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
+                 void* sendBuf, size_t n);
   Status describe(const Cursor& c, const Status& cause) const;
   Status fail(Cursor& c, const Status& cause);
   bool eligible(size_t index) const;
@@ -83,8 +84,8 @@ Status Run::resolve(Cursor& c) {
   return Status::Ok();
 }
 
-void Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
-                  void* sendBuf, size_t n) {
+Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
+                    void* sendBuf, size_t n) {
   const Work& w = *c.work;
   const size_t es = dtypeSize(w.dtype);
   const char* in = static_cast<const char*>(w.input) + (s.inOffset + offset) * es;
@@ -92,24 +93,27 @@ void Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* rec
   const size_t bytes = n * es;
   // Partial results are plain sums; avg divides once, where the value is final.
   RedOp op = w.op == RedOp::kAvg && !s.final ? RedOp::kSum : w.op;
+  // The chunk to send, when it already lies in a buffer (else it is reduced
+  // straight into the slot). Sockets send it from there; others copy it.
+  const void* payload = nullptr;
   switch (s.kind) {
     case StepKind::kCopy:
       if (op == RedOp::kAvg && w.nranks > 1) reducer_.divide(out, in, n, w.dtype, w.nranks);
       else reducer_.copy(out, in, bytes);
       break;
     case StepKind::kSend:
-      reducer_.copy(sendBuf, in, bytes);
+      payload = in;
       break;
     case StepKind::kCopySend:
-      reducer_.copy(sendBuf, in, bytes);
       reducer_.copy(out, in, bytes);
+      payload = in;
       break;
     case StepKind::kRecv:
       reducer_.copy(out, recvBuf, bytes);
       break;
     case StepKind::kRecvCopySend:
-      reducer_.copy(sendBuf, recvBuf, bytes);
       reducer_.copy(out, recvBuf, bytes);
+      payload = out;
       break;
     case StepKind::kRecvReduceSend:
       reducer_.reduce(sendBuf, recvBuf, in, n, w.dtype, op, w.nranks);
@@ -119,9 +123,15 @@ void Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* rec
       break;
     case StepKind::kRecvReduceCopySend:
       reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
-      reducer_.copy(sendBuf, out, bytes);
+      payload = out;
       break;
   }
+  if (!stepSends(s.kind)) return Status::Ok();
+  // Sent by reference, the bytes must not change until flushed: inputs are
+  // read-only here, and an output chunk is written once per call.
+  if (payload && c.send->sendsByReference()) return c.send->postReference(payload, bytes);
+  if (payload) reducer_.copy(sendBuf, payload, bytes);
+  return c.send->post(bytes);
 }
 
 Status Run::describe(const Cursor& c, const Status& cause) const {
@@ -198,9 +208,8 @@ Advance Run::advance(Cursor& c, Status* error) {
         return Advance::kError;
       }
     }
-    doChunk(c, s, offset, recvBuf, sendBuf, n);
-    if (c.recv) *error = c.recv->release();
-    if (error->ok() && c.send) *error = c.send->post(n * es);
+    *error = doChunk(c, s, offset, recvBuf, sendBuf, n);
+    if (error->ok() && c.recv) *error = c.recv->release();
     if (!error->ok()) return Advance::kError;
     c.waitPeer = -1;
     c.nextStep();

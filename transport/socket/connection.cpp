@@ -31,7 +31,12 @@ void* SocketSendConnection::acquire(size_t* capacity) {
 }
 
 Status SocketSendConnection::post(size_t bytes) {
+  return postReference(slots_.data() + (posted_ % nslots_) * slotBytes_, bytes);
+}
+
+Status SocketSendConnection::postReference(const void* data, size_t bytes) {
   sizes_[posted_ % nslots_] = bytes;
+  data_[posted_ % nslots_] = static_cast<const char*>(data);
   ++posted_;
   return progress();
 }
@@ -41,7 +46,7 @@ Status SocketSendConnection::progress() {
   while (sent_ < posted_) {
     uint64_t idx = sent_ % nslots_;
     uint64_t size = sizes_[idx];
-    char* data = slots_.data() + idx * slotBytes_;
+    char* data = const_cast<char*>(data_[idx]);
     iovec iov[2];
     int n = 0;
     if (offset_ < kHeaderBytes) {

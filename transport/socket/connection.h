@@ -17,6 +17,8 @@ class SocketSendConnection final : public SendConnection {
                        std::string peerName);
   void* acquire(size_t* capacity) override;
   Status post(size_t bytes) override;
+  bool sendsByReference() const override { return true; }
+  Status postReference(const void* data, size_t bytes) override;
   Status progress() override;
   bool flushed() const override { return sent_ == posted_; }
   Status checkPeer() override { return error_; }
@@ -34,6 +36,7 @@ class SocketSendConnection final : public SendConnection {
   uint64_t sent_ = 0;       // chunks fully written to the socket
   size_t offset_ = 0;       // bytes of the current chunk (header included) written
   uint64_t sizes_[64] = {};
+  const char* data_[64] = {};  // each queued chunk: its slot, or the caller's memory
   Status error_;  // sticky: the first I/O error, reported by checkPeer
 };
 
