@@ -1,33 +1,54 @@
 #!/usr/bin/env bash
 # Float32 sum all-reduce, 2 and 4 ranks, 8 B to 64 MiB: tutti (shared memory,
 # and TCP loopback with TUTTI_SHM_DISABLE=1) beside Open MPI (vader, vader with
-# huge pages, TCP) and Gloo (TCP), measured in the same run on this machine.
-# Writes bench/results/allreduce_vs_peers.md (and the raw CSVs beside it).
-#   PEERS=../shared/peers  where the peers' harness lives (run_all.sh)
+# huge pages, TCP) and Gloo (TCP) on this machine. Each tutti config runs right
+# after the peer configs it is compared with, and the whole set runs PASSES
+# times, so slow drift of a shared machine hits both sides alike.
+# Writes bench/results/allreduce_vs_peers.md and the raw outputs under raw/.
+#   PEERS=../shared/peers  the peers' harness (run_all.sh installs Open MPI and Gloo)
 #   OUT=bench/results      where the report goes
+#   PASSES=2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PEERS=${PEERS:-../shared/peers}
 OUT=${OUT:-bench/results}
+PASSES=${PASSES:-2}
 raw=$(mktemp -d)
-mkdir -p "$OUT"
+mkdir -p "$OUT/raw"
 scripts/build.sh >/dev/null
-
-# Peers first (their script installs Open MPI and Gloo if missing).
-WITH_MPICH=0 PASSES=1 RESULTS="$raw/peers" \
-  ONLY="openmpi_2_vader openmpi_2_vader_thp openmpi_2_tcp gloo_2_tcp openmpi_4_vader openmpi_4_tcp gloo_4_tcp" \
-  "$PEERS/run_all.sh" >"$raw/peers.log" 2>&1
-
 perf=build/bench/tutti-perf
 export TUTTI_SOCKET_IFNAME=lo
-for n in 2 4; do
-  "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 20 --csv "$raw/tutti_${n}_shm.csv" >"$raw/tutti_${n}_shm.txt"
-  TUTTI_SHM_DISABLE=1 "$perf" -np "$n" -b 8 -e 64M -f 2 -n 20 -w 20 --csv "$raw/tutti_${n}_tcp.csv" \
-    >"$raw/tutti_${n}_tcp.txt"
+
+peer() {  # pass, config names...
+  local pass=$1
+  shift
+  WITH_MPICH=0 PASSES=1 RESULTS="$raw/peers_${pass}_$1" ONLY="$*" "$PEERS/run_all.sh" \
+    >>"$raw/peers.log" 2>&1
+  mkdir -p "$raw/pass$pass"
+  cp "$raw/peers_${pass}_$1/pass1/"*.csv "$raw/pass$pass/"
+}
+
+tutti() {  # pass, ranks, shm|tcp
+  local off=0
+  [[ $3 == tcp ]] && off=1
+  TUTTI_SHM_DISABLE=$off "$perf" -np "$2" -b 8 -e 64M -f 2 -n 20 -w 20 \
+    --csv "$raw/pass$1/tutti_${2}_$3.csv" >"$raw/pass$1/tutti_${2}_$3.txt"
+}
+
+for pass in $(seq 1 "$PASSES"); do
+  peer "$pass" openmpi_2_vader openmpi_2_vader_thp
+  tutti "$pass" 2 shm
+  peer "$pass" gloo_2_tcp openmpi_2_tcp
+  tutti "$pass" 2 tcp
+  peer "$pass" openmpi_4_vader
+  tutti "$pass" 4 shm
+  peer "$pass" gloo_4_tcp openmpi_4_tcp
+  tutti "$pass" 4 tcp
 done
 python3 bench/compare_peers.py "$raw" >"$OUT/allreduce_vs_peers.md"
-mkdir -p "$OUT/raw"
-cp "$raw"/tutti_*.txt "$OUT/raw/"
-cp "$raw/peers/pass1/"*.csv "$OUT/raw/" 2>/dev/null || true
+for pass in $(seq 1 "$PASSES"); do
+  mkdir -p "$OUT/raw/pass$pass"
+  cp "$raw/pass$pass/"* "$OUT/raw/pass$pass/"
+done
 cat "$OUT/allreduce_vs_peers.md"
 rm -rf "$raw"

@@ -46,6 +46,13 @@ check "-np 2 x -t 2, all ops and types" "$perf" -b 1K -e 64K -f 8 -n 2 -w 1 -o a
 for coll in allgather broadcast reduce reducescatter sendrecv alltoall; do
   check "-np 3 -C $coll -r 1" "$perf" "${args[@]}" -np 3 -C "$coll" -r 1
 done
+json=$(mktemp) csv=$(mktemp)
+check "--json and --csv" "$perf" "${args[@]}" -np 2 --json "$json" --csv "$csv"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["nranks"] == 2 and d["wrong"] == 0 and len(d["results"]) >= 4, d' "$json"
+grep -q '^collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong$' "$csv"
+test "$(wc -l <"$csv")" -ge 5
+rm -f "$json" "$csv"
+echo "ok: JSON and CSV files are well formed"
 check "torchrun-style variables" launch 3 torchrun
 check "Slurm-style variables" launch 2 slurm
 check "PMI-style variables, NCCL_COMM_ID" launch 2 pmi
