@@ -172,7 +172,7 @@ TEST(Errors, MismatchedBufferConfigIsRefused) {
     return "";
   }, [](int rank) {
     auto env = baseEnv(rank);
-    if (rank == 1) env["TUTTI_BUFFSIZE"] = "1048576";
+    if (rank == 1) env["TUTTI_BUFFSIZE"] = "2097152";  // not the default
     return env;
   });
   EXPECT_EQ(summarize(outcomes), "");

@@ -1,5 +1,6 @@
 #include "transport/socket/connection.h"
 
+#include <poll.h>
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -11,6 +12,14 @@ constexpr size_t kHeaderBytes = sizeof(uint64_t);
 // A header with these top bits is no chunk but a notice: "I stop, rank N failed".
 constexpr uint64_t kFailureMarker = 0xfa11000000000000ull;
 constexpr uint64_t kMarkerMask = 0xffff000000000000ull;
+// After a recv or send found nothing to do, ask poll() before trying again:
+// tcp_poll reads the socket's state without its lock, while a failed recv
+// takes the lock the sender's packets need to get in.
+bool ready(int fd, short events) {
+  pollfd p{fd, events, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
 }  // namespace
 
 SocketSendConnection::SocketSendConnection(Socket socket, HostBuffer slots, size_t slotBytes,
@@ -43,6 +52,8 @@ Status SocketSendConnection::postReference(const void* data, size_t bytes) {
 
 Status SocketSendConnection::progress() {
   if (!error_.ok()) return error_;
+  if (blocked_ && sent_ < posted_ && !ready(socket_.fd(), POLLOUT)) return Status::Ok();
+  blocked_ = false;
   while (sent_ < posted_) {
     uint64_t idx = sent_ % nslots_;
     uint64_t size = sizes_[idx];
@@ -60,11 +71,15 @@ Status SocketSendConnection::progress() {
     msg.msg_iovlen = n;
     ssize_t w = sendmsg(socket_.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
+      blocked_ = errno == EAGAIN || errno == EWOULDBLOCK;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
       return error_ = ErrnoError("send to " + peerName_, errno);
     }
     offset_ += static_cast<size_t>(w);
-    if (offset_ < kHeaderBytes + size) return Status::Ok();  // the socket is full
+    if (offset_ < kHeaderBytes + size) {  // the socket is full
+      blocked_ = true;
+      return Status::Ok();
+    }
     offset_ = 0;
     ++sent_;
   }
@@ -104,6 +119,8 @@ Status SocketRecvConnection::release() {
 
 Status SocketRecvConnection::progress() {
   if (!error_.ok()) return error_;
+  if (blocked_ && !ready(socket_.fd(), POLLIN)) return Status::Ok();
+  blocked_ = false;
   while (received_ - consumed_ < nslots_) {
     uint64_t idx = received_ % nslots_;
     char* data = slots_.data() + idx * slotBytes_;
@@ -117,6 +134,7 @@ Status SocketRecvConnection::progress() {
     }
     if (r == 0) return error_ = RemoteError("connection closed by " + peerName_ + " (did it exit?)");
     if (r < 0) {
+      blocked_ = errno == EAGAIN || errno == EWOULDBLOCK;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
       return error_ = ErrnoError("recv from " + peerName_, errno);
     }

@@ -37,6 +37,7 @@ class SocketSendConnection final : public SendConnection {
   size_t offset_ = 0;       // bytes of the current chunk (header included) written
   uint64_t sizes_[64] = {};
   const char* data_[64] = {};  // each queued chunk: its slot, or the caller's memory
+  bool blocked_ = false;       // the last send found the socket full
   Status error_;  // sticky: the first I/O error, reported by checkPeer
 };
 
@@ -64,6 +65,7 @@ class SocketRecvConnection final : public RecvConnection {
   size_t offset_ = 0;       // bytes of the incoming chunk (header included) read
   uint64_t header_ = 0;
   uint64_t sizes_[64] = {};
+  bool blocked_ = false;  // the last recv found nothing
   Status error_;
 };
 
