@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 #include "kernels/cpu/reduce_table.h"
 #include "kernels/dtype.h"
 #include "kernels/half.h"
@@ -73,14 +77,49 @@ struct OpMin {
   }
 };
 
+#if defined(__F16C__)
+// float16 with the F16C instructions: 8 elements widened at once, combined in
+// float32 by f, narrowed with round-to-nearest-even. The tail goes scalar.
+template <typename F>
+size_t halfVectorLoop(uint16_t* d, const uint16_t* pa, const uint16_t* pb, size_t n, F f) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pa + i)));
+    __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + i)));
+    alignas(32) float fx[8], fy[8], fr[8];
+    _mm256_store_ps(fx, x);
+    _mm256_store_ps(fy, y);
+    for (int k = 0; k < 8; ++k) fr[k] = f(fx[k], fy[k]);
+    __m128i h = _mm256_cvtps_ph(_mm256_load_ps(fr), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
+  }
+  return i;
+}
+#endif
+
+// Runs f over elements [start, n) one at a time: the portable path, and the
+// tail of the vector paths.
+template <typename T, typename F>
+void scalarLoop(T* __restrict__ d, const T* pa, const T* pb, size_t start, size_t n, F f) {
+  using A = Arith<T>;
+  for (size_t i = start; i < n; ++i) d[i] = A::store(f(A::load(pa[i]), A::load(pb[i])));
+}
+
+template <typename T, typename F>
+void elementwise(void* dst, const void* a, const void* b, size_t n, F f) {
+  size_t start = 0;
+#if defined(__F16C__)
+  if constexpr (std::is_same_v<T, Half>)
+    start = halfVectorLoop(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                           static_cast<const uint16_t*>(b), n, f);
+#endif
+  scalarLoop(static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), start, n, f);
+}
+
 template <typename T, typename Op>
 void reduceLoop(void* dst, const void* a, const void* b, size_t n, int) {
-  using A = Arith<T>;
-  T* __restrict__ d = static_cast<T*>(dst);
-  const T* pa = static_cast<const T*>(a);
-  const T* pb = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; ++i)
-    d[i] = A::store(Op::template apply<T>(A::load(pa[i]), A::load(pb[i])));
+  using Acc = typename Arith<T>::Acc;
+  elementwise<T>(dst, a, b, n, [](Acc x, Acc y) { return Op::template apply<T>(x, y); });
 }
 
 // The quotient of a sum: integers divide the (wrapped) sum in their own signed
@@ -97,12 +136,8 @@ inline typename Arith<T>::Acc divideAcc(typename Arith<T>::Acc sum, int divisor)
 
 template <typename T>
 void avgLoop(void* dst, const void* a, const void* b, size_t n, int divisor) {
-  using A = Arith<T>;
-  T* __restrict__ d = static_cast<T*>(dst);
-  const T* pa = static_cast<const T*>(a);
-  const T* pb = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; ++i)
-    d[i] = A::store(divideAcc<T>(A::load(pa[i]) + A::load(pb[i]), divisor));
+  using Acc = typename Arith<T>::Acc;
+  elementwise<T>(dst, a, b, n, [divisor](Acc x, Acc y) { return divideAcc<T>(x + y, divisor); });
 }
 
 template <typename T>
