@@ -15,6 +15,5 @@
   X(NCHANNELS, "0", "rings to split each collective over (0: chosen by size and transport)")   \
   X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
-  X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core")                \
-  X(SOCKET_NTHREADS, "1", "reserved: helper threads per socket connection (issue: multi-stream)")
+  X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")
 

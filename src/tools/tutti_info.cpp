@@ -28,7 +28,7 @@ int main() {
   auto chosen = chooseInterfacesFromEnv();
   if (chosen.ok()) {
     printf("  chosen (TUTTI_SOCKET_IFNAME):");
-    for (const auto& i : chosen.value()) printf(" %s", i.name.c_str());
+    for (const auto& i : chosen.value()) printf(" %s (%s)", i.name.c_str(), i.address.toString().c_str());
     printf("\n");
   } else {
     printf("  chosen: none: %s\n", chosen.status().message().c_str());
