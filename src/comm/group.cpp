@@ -13,7 +13,6 @@ struct QueuedCall {
   Communicator* comm;
   CollectiveArgs args;
   Plan plan;
-  Work work;
 };
 
 struct GroupState {
@@ -62,12 +61,8 @@ Status groupEnd(std::vector<Communicator*>* failedComms) {
     recordFailure();
     return st;
   }
-  std::vector<Work> works;
-  works.reserve(calls.size());
-  for (auto& c : calls) {
-    c.comm->prepare(c.args, &c.plan, &c.work);
-    works.push_back(c.work);
-  }
+  std::vector<Work> works(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
   st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());
   if (!st.ok()) recordFailure();
   return st;
@@ -75,7 +70,7 @@ Status groupEnd(std::vector<Communicator*>* failedComms) {
 
 Status submit(Communicator* comm, const CollectiveArgs& args) {
   if (groupActive()) {
-    tGroup.calls.push_back({comm, args, {}, {}});
+    tGroup.calls.push_back({comm, args, {}});
     return Status::Ok();
   }
   if (isP2P(args.collective)) TUTTI_RETURN_IF_ERROR(connectP2P({{comm, &args}}));
