@@ -12,7 +12,7 @@ namespace tutti {
 
 struct CommConfig {
   double timeoutSeconds = 300;
-  size_t slotBytes = 512 << 10;  // one chunk
+  size_t slotBytes = 128 << 10;  // one chunk
   int nslots = 8;
   int maxChannels = 2;           // rings connected at init
   bool channelsForced = false;   // TUTTI_NCHANNELS given: use exactly that many

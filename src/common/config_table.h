@@ -13,7 +13,7 @@
   X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \
   X(NCHANNELS, "0", "rings to split each collective over (0: chosen by size and transport)")   \
-  X(BUFFSIZE, "4194304", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
+  X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
   X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")
 

@@ -49,7 +49,7 @@ TEST_F(ConfigTest, ParseInt) {
 TEST_F(ConfigTest, CommConfigChecksRanges) {
   auto ok = CommConfig::fromEnv();
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->slotBytes, 4194304u / 8);
+  EXPECT_EQ(ok->slotBytes, 1048576u / 8);
   setenv("TUTTI_NSTEPS", "40", 1);
   EXPECT_FALSE(CommConfig::fromEnv().ok());
   setenv("TUTTI_NSTEPS", "4", 1);
