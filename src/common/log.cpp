@@ -75,7 +75,9 @@ void readConfigLocked() {
   NameList subsys(tunableString("DEBUG_SUBSYS"));
   uint32_t mask = 0;
   for (const auto& s : kSubsysNames)
-    if (subsys.matches(s.name)) mask |= s.bit;
+    if (s.bit != kSubsysAll && subsys.matches(s.name)) mask |= s.bit;
+  // "ALL" switches everything on, but "^X" must not count as naming ALL.
+  if (!subsys.exclude() && subsys.matches("ALL")) mask = kSubsysAll;
   if (gFile && gFile != stderr) fclose(gFile);
   gFile = stderr;
   std::string file = tunableString("DEBUG_FILE");

@@ -47,5 +47,30 @@ TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
   (void)!system(cmd.c_str());
 }
 
+TEST(Logging, SubsystemFilterAndLevel) {
+  char dir[] = "/tmp/tutti-log-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string pattern = std::string(dir) + "/log.%p";
+  auto outcomes = runRanks(2, [&](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    float x = 1;
+    tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
+    tuttiCommDestroy(comm);
+    std::string log = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+    // TRACE shows each call; ^INIT hides init's lines.
+    if (log.find("allreduce #1 count 1") == std::string::npos) return "no TRACE line for the call:\n" + log;
+    if (log.find("init done") != std::string::npos) return "INIT lines were not filtered out:\n" + log;
+    return "";
+  }, [&](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_DEBUG", "TRACE"},
+                                              {"TUTTI_DEBUG_SUBSYS", "^INIT"}, {"TUTTI_DEBUG_FILE", pattern}};
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+  std::string cmd = std::string("rm -rf ") + dir;
+  (void)!system(cmd.c_str());
+}
+
 }  // namespace
 }  // namespace tutti_test
