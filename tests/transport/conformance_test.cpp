@@ -1,0 +1,172 @@
+// One conformance suite for every transport: two ends in this process, a
+// stream of chunks of awkward sizes checked byte for byte and in order,
+// flow control, sending by reference, and the failure notice.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/common/interfaces.h"
+#include "transport/shm/transport.h"
+#include "transport/socket/transport.h"
+
+namespace tutti {
+namespace {
+
+struct Pair {
+  std::unique_ptr<Transport> senderSide, receiverSide;
+  std::unique_ptr<SendConnection> send;
+  std::unique_ptr<RecvConnection> recv;
+};
+
+constexpr size_t kSlot = 64 << 10;
+constexpr int kSlots = 4;
+
+std::unique_ptr<Transport> makeTransport(const std::string& name) {
+  if (name == "shm") return std::make_unique<ShmTransport>();
+  auto lo = selectInterfaces(listInterfaces(), "lo", AF_INET);
+  EXPECT_TRUE(lo.ok());
+  auto t = SocketTransport::create(lo->front());
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t.value());
+}
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    for (int r = 0; r < 2; ++r) {
+      info_[r].rank = r;
+      info_[r].nranks = 2;
+      info_[r].pid = getpid();
+      info_[r].hostHash = 42;
+      std::strcpy(info_[r].hostname, "here");
+    }
+    p_.senderSide = makeTransport(GetParam());
+    p_.receiverSide = makeTransport(GetParam());
+    static uint32_t id = 0;
+    ConnectionSpec recvSpec{&info_[1], &info_[0], 0x7e57ull + getpid(), ++id, kSlot, kSlots, 10, nullptr};
+    ConnectionSpec sendSpec = recvSpec;
+    sendSpec.self = &info_[0];
+    sendSpec.peer = &info_[1];
+    ASSERT_TRUE(p_.receiverSide->canConnect(info_[1], info_[0]));
+    ConnectionHandle handle;
+    auto r = p_.receiverSide->listen(recvSpec, &handle);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    p_.recv = std::move(r.value());
+    auto s = p_.senderSide->connect(sendSpec, handle);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    p_.send = std::move(s.value());
+    Status st = p_.receiverSide->accept(recvSpec, *p_.recv);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+
+  // Posts `bytes` of pattern `seed` (by reference every third chunk when the
+  // transport can); false while no slot is free.
+  bool trySend(size_t bytes, uint32_t seed, std::vector<std::vector<char>>* keep) {
+    size_t cap = 0;
+    void* slot = p_.send->acquire(&cap);
+    if (!slot) return false;
+    EXPECT_GE(cap, bytes);
+    std::vector<char> data(bytes);
+    for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>((seed * 131 + i * 7) & 0xff);
+    if (p_.send->sendsByReference() && seed % 3 == 0) {
+      keep->push_back(std::move(data));  // must outlive the send
+      EXPECT_TRUE(p_.send->postReference(keep->back().data(), bytes).ok());
+    } else {
+      std::memcpy(slot, data.data(), bytes);
+      EXPECT_TRUE(p_.send->post(bytes).ok());
+    }
+    return true;
+  }
+
+  bool tryReceive(size_t bytes, uint32_t seed) {
+    EXPECT_TRUE(p_.recv->progress().ok());
+    size_t got = 0;
+    const void* data = p_.recv->peek(&got);
+    if (!data) return false;
+    EXPECT_EQ(got, bytes) << "chunk " << seed;
+    const char* c = static_cast<const char*>(data);
+    for (size_t i = 0; i < bytes; ++i)
+      if (c[i] != static_cast<char>((seed * 131 + i * 7) & 0xff)) {
+        ADD_FAILURE() << "chunk " << seed << " byte " << i << " differs";
+        break;
+      }
+    EXPECT_TRUE(p_.recv->release().ok());
+    return true;
+  }
+
+  RankInfo info_[2];
+  Pair p_;
+};
+
+TEST_P(Conformance, ChunksArriveInOrderAndIntact) {
+  std::mt19937 rng(11);
+  std::vector<size_t> sizes = {1, 7, kSlot, kSlot - 1, 4096, 3};
+  for (int i = 0; i < 300; ++i) sizes.push_back(1 + rng() % kSlot);
+  std::vector<std::vector<char>> keep;
+  size_t sent = 0, received = 0;
+  int idle = 0;
+  while (received < sizes.size()) {
+    bool moved = false;
+    if (sent < sizes.size() && trySend(sizes[sent], static_cast<uint32_t>(sent), &keep)) {
+      ++sent;
+      moved = true;
+    }
+    ASSERT_TRUE(p_.send->progress().ok());
+    if (received < sent && tryReceive(sizes[received], static_cast<uint32_t>(received))) {
+      ++received;
+      moved = true;
+    }
+    idle = moved ? 0 : idle + 1;
+    ASSERT_LT(idle, 10000000) << "no progress after " << received << " chunks";
+  }
+  while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+  EXPECT_TRUE(p_.send->checkPeer().ok());
+  EXPECT_TRUE(p_.recv->checkPeer().ok());
+}
+
+TEST_P(Conformance, HoldsAllSlotsWithoutAReader) {
+  std::vector<std::vector<char>> keep;
+  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(kSlot, 1 + i, &keep)) << "slot " << i;
+  for (int i = 0; i < kSlots;)
+    if (tryReceive(kSlot, 1 + i)) ++i;
+    else ASSERT_TRUE(p_.send->progress().ok());
+}
+
+TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
+  std::vector<std::vector<char>> keep;
+  ASSERT_TRUE(trySend(100, 1, &keep));
+  while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+  p_.send->notifyFailure(5);
+  // The data sent before the notice still arrives (the receiver may already
+  // have read the notice behind it); then the notice is reported.
+  size_t got = 0;
+  const void* data = nullptr;
+  for (int i = 0; i < 1000000 && !data; ++i) {
+    (void)p_.recv->progress();
+    data = p_.recv->peek(&got);
+  }
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(got, 100u);
+  EXPECT_EQ(static_cast<const char*>(data)[99], static_cast<char>((131 + 99 * 7) & 0xff));
+  ASSERT_TRUE(p_.recv->release().ok());
+  Status st;
+  for (int i = 0; i < 1000000 && st.ok(); ++i) {
+    st = p_.recv->progress();
+    if (st.ok()) st = p_.recv->checkPeer();
+  }
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Code::kRemoteError);
+  EXPECT_NE(st.message().find("rank 5 failed"), std::string::npos) << st.message();
+  EXPECT_EQ(p_.recv->reportedFailure(), 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::Values("shm", "socket"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace tutti
