@@ -45,6 +45,10 @@ class Communicator final : public Links {
   // Send/recv connections to `peer` that do not exist yet are registered with
   // the connector; the caller runs its phases (across communicators in a group).
   void requestP2P(Collective kind, int peer, Connector* connector);
+  // Whether the send (or recv) connection to `peer` exists already.
+  bool hasP2P(Collective kind, int peer) const {
+    return kind == Collective::kSend ? p2pSend_[peer] != nullptr : p2pRecv_[peer] != nullptr;
+  }
   Plan* scratchPlan() { return &scratchPlan_; }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds}; }
 

@@ -73,7 +73,9 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
     tGroup.calls.push_back({comm, args, {}});
     return Status::Ok();
   }
-  if (isP2P(args.collective)) TUTTI_RETURN_IF_ERROR(connectP2P({{comm, &args}}));
+  // Connections are made on first use only: steady-state calls allocate nothing.
+  if (isP2P(args.collective) && !comm->hasP2P(args.collective, args.root))
+    TUTTI_RETURN_IF_ERROR(connectP2P({{comm, &args}}));
   Work work;
   comm->prepare(args, comm->scratchPlan(), &work);
   return execute(&work, 1, hostReducer(), comm->execOptions());

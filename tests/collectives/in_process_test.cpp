@@ -60,6 +60,21 @@ TEST_F(InProcess, RanksAsThreads) {
               tuttiSuccess &&
           buf[0] == 2.5f && buf[4096] == 2.5f)
         ok[r] = 1;
+      // Plain (ungrouped) send/recv, twice over the same connection: even ranks
+      // send to the next odd rank.
+      std::vector<int32_t> msg(70001);
+      for (int round = 0; round < 2 && ok[r]; ++round) {
+        tuttiResult_t res;
+        if (r % 2 == 0) {
+          for (size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<int32_t>(r * 7 + i + round);
+          res = tuttiSend(msg.data(), msg.size(), tuttiInt32, r + 1, comm, nullptr);
+        } else {
+          res = tuttiRecv(msg.data(), msg.size(), tuttiInt32, r - 1, comm, nullptr);
+          for (size_t i = 0; i < msg.size() && res == tuttiSuccess; ++i)
+            if (msg[i] != static_cast<int32_t>((r - 1) * 7 + i + round)) res = tuttiInternalError;
+        }
+        if (res != tuttiSuccess) ok[r] = 0;
+      }
       tuttiCommDestroy(comm);
     });
   for (auto& t : threads) t.join();
