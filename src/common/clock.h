@@ -20,7 +20,6 @@ class Deadline {
   static Deadline after(double seconds) {
     return Deadline(nowNs() + static_cast<int64_t>(seconds * 1e9));
   }
-  static Deadline never() { return Deadline(INT64_MAX); }
   bool expired() const { return nowNs() >= at_; }
   // Milliseconds left, clamped to [0, cap] for poll().
   int remainingMs(int cap = 1000) const {

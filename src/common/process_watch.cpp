@@ -11,8 +11,6 @@
 
 namespace tutti {
 
-ProcessWatch::ProcessWatch(int pid) { watch(pid); }
-
 ProcessWatch::~ProcessWatch() {
   if (pidfd_ >= 0) close(pidfd_);
 }

@@ -8,7 +8,6 @@ namespace tutti {
 class ProcessWatch {
  public:
   ProcessWatch() = default;
-  explicit ProcessWatch(int pid);
   ProcessWatch(const ProcessWatch&) = delete;
   ProcessWatch& operator=(const ProcessWatch&) = delete;
   ~ProcessWatch();

@@ -40,12 +40,6 @@ inline bool stepSends(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kCopySend || k == StepKind::kRecvCopySend ||
          k == StepKind::kRecvReduceSend || k == StepKind::kRecvReduceCopySend;
 }
-inline bool stepReduces(StepKind k) { return k >= StepKind::kRecvReduceSend; }
-inline bool stepWritesOutput(StepKind k) {
-  return k == StepKind::kCopy || k == StepKind::kCopySend || k == StepKind::kRecv ||
-         k == StepKind::kRecvCopySend || k == StepKind::kRecvReduceCopy ||
-         k == StepKind::kRecvReduceCopySend;
-}
 
 struct Step {
   StepKind kind = StepKind::kCopy;

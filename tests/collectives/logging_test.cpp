@@ -11,6 +11,18 @@
 namespace tutti_test {
 namespace {
 
+// A scratch directory removed when the test ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/tutti-log-XXXXXX";
+    path = mkdtemp(tmpl) ? tmpl : "";
+  }
+  ~TempDir() {
+    if (!path.empty()) (void)!system(("rm -rf " + path).c_str());
+  }
+};
+
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;
@@ -19,9 +31,10 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
-  char dir[] = "/tmp/tutti-log-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  std::string pattern = std::string(dir) + "/log.%h.%p";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path.empty());
+  const std::string dir = tmp.path;
+  std::string pattern = dir + "/log.%h.%p";
   auto outcomes = runRanks(3, [&](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -29,7 +42,7 @@ TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
     tuttiCommDestroy(comm);
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
-    std::string log = slurp(std::string(dir) + "/log." + host + "." + std::to_string(getpid()));
+    std::string log = slurp(dir + "/log." + host + "." + std::to_string(getpid()));
     for (const char* want : {"tutti 0.1.0", "interface lo", "INFO", "-> rank", "init done"})
       if (log.find(want) == std::string::npos) return std::string("log lacks \"") + want + "\":\n" + log;
     // Ranks 0 and 1 share a (fake) host: shm; rank 2 is elsewhere: socket.
@@ -43,14 +56,13 @@ TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
         {"TUTTI_HOSTID", rank < 2 ? "hostA" : "hostB"}};
   });
   EXPECT_EQ(summarize(outcomes), "");
-  std::string cmd = std::string("rm -rf ") + dir;
-  (void)!system(cmd.c_str());
 }
 
 TEST(Logging, SubsystemFilterAndLevel) {
-  char dir[] = "/tmp/tutti-log-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  std::string pattern = std::string(dir) + "/log.%p";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path.empty());
+  const std::string dir = tmp.path;
+  std::string pattern = dir + "/log.%p";
   auto outcomes = runRanks(2, [&](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -58,7 +70,7 @@ TEST(Logging, SubsystemFilterAndLevel) {
     float x = 1;
     tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
     tuttiCommDestroy(comm);
-    std::string log = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+    std::string log = slurp(dir + "/log." + std::to_string(getpid()));
     // TRACE shows each call; ^INIT hides init's lines.
     if (log.find("allreduce #1 count 1") == std::string::npos) return "no TRACE line for the call:\n" + log;
     if (log.find("init done") != std::string::npos) return "INIT lines were not filtered out:\n" + log;
@@ -68,8 +80,6 @@ TEST(Logging, SubsystemFilterAndLevel) {
                                               {"TUTTI_DEBUG_SUBSYS", "^INIT"}, {"TUTTI_DEBUG_FILE", pattern}};
   });
   EXPECT_EQ(summarize(outcomes), "");
-  std::string cmd = std::string("rm -rf ") + dir;
-  (void)!system(cmd.c_str());
 }
 
 }  // namespace

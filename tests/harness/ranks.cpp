@@ -41,6 +41,8 @@ void writeAll(int fd, const void* data, size_t bytes) {
     for (const auto& [k, v] : env(rank)) setenv(k.c_str(), v.c_str(), 1);
   RankContext ctx{rank, nranks, {}};
   std::string failure;
+  // Only rank 0 keeps the write end: if it dies first, the others read EOF.
+  close(rank == 0 ? idRead : idWrite);
   if (rank == 0) {
     if (tuttiGetUniqueId(&ctx.id) != tuttiSuccess) {
       failure = std::string("tuttiGetUniqueId: ") + tuttiGetLastError(nullptr);
