@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "src/common/interfaces.h"
+#include "transport/socket/streams.h"
 #include "transport/transport.h"
 
 namespace tutti {
 
 struct TransportOptions {
   bool shmDisabled = false;
-  NetInterface socketInterface;  // where the socket transport listens
+  std::vector<NetInterface> socketInterfaces;  // where the socket transport listens (one per NIC)
+  SocketStreams socket;
 };
 
 // One instance of each transport for one communicator (they hold listeners).

@@ -74,6 +74,7 @@ struct ConnectionSpec {
   int nslots = 0;
   double timeoutSeconds = 0;
   const std::atomic<bool>* abort = nullptr;
+  int nic = 0;  // which of the transport's interfaces the receiver listens on
 };
 
 // Opaque bytes the receiver's listen() gives the sender's connect().

@@ -1,6 +1,7 @@
 #include "src/comm/comm_config.h"
 
 #include "src/common/config.h"
+#include "src/common/hash.h"
 
 namespace tutti {
 
@@ -27,6 +28,19 @@ Result<CommConfig> CommConfig::fromEnv() {
   tunableString("SPIN_COUNT", &source);
   c.spinForced = source != "default";
   c.shmDisabled = shmOff != 0;
+  std::string order = tunableString("RING_ORDER");
+  if (order == "topo") c.ringOrder = RingOrder::kTopo;
+  else if (order == "rank") c.ringOrder = RingOrder::kRank;
+  else return InvalidArgument("TUTTI_RING_ORDER must be topo or rank, not \"" + order + "\"");
+  c.algoSpec = tunableString("ALGO");
+  TUTTI_ASSIGN_OR_RETURN(c.algoFilter, AlgoFilter::parse(c.algoSpec));
+  TUTTI_ASSIGN_OR_RETURN(int64_t nsocks, tunableInt("NSOCKS_PERTHREAD"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t nthreads, tunableInt("SOCKET_NTHREADS"));
+  if (nsocks < 1 || nthreads < 0 || nsocks * (nthreads > 0 ? nthreads : 1) > kMaxSocketStreams)
+    return InvalidArgument("TUTTI_NSOCKS_PERTHREAD (>= 1) times TUTTI_SOCKET_NTHREADS (>= 0) may be at most " +
+                           std::to_string(kMaxSocketStreams) + " sockets per connection");
+  c.socketStreams.socketsPerThread = static_cast<int>(nsocks);
+  c.socketStreams.threads = static_cast<int>(nthreads);
   return c;
 }
 
@@ -35,7 +49,8 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
 }
 
 CommConfig::Shared CommConfig::shared() const {
-  return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, 0};
+  return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
+                socketStreams.sockets(), 0, fnv1a64(algoSpec.data(), algoSpec.size())};
 }
 
 }  // namespace tutti

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "src/common/status.h"
+#include "src/plan/layout.h"
+#include "src/plan/tuner.h"
+#include "transport/socket/streams.h"
 
 namespace tutti {
 
@@ -19,6 +22,10 @@ struct CommConfig {
   int spinCount = 2000;
   bool spinForced = false;       // TUTTI_SPIN_COUNT given: keep it even when oversubscribed
   bool shmDisabled = false;
+  RingOrder ringOrder = RingOrder::kTopo;
+  AlgoFilter algoFilter;
+  std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
+  SocketStreams socketStreams;   // TUTTI_NSOCKS_PERTHREAD, TUTTI_SOCKET_NTHREADS
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes.
@@ -27,7 +34,10 @@ struct CommConfig {
     int32_t nslots;
     int32_t maxChannels;
     int32_t shmDisabled;
+    int32_t ringOrder;
+    int32_t socketStreams;  // sockets per connection: both ends must agree
     int32_t reserved;
+    uint64_t algoHash;
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off

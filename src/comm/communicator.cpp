@@ -2,21 +2,18 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "tutti/tutti.h"
+#include "src/common/config.h"
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
-#include "src/plan/ring_planner.h"
+#include "src/plan/planner.h"
+#include "src/topo/topology.h"
 #include "transport/registry.h"
 
 namespace tutti {
-
-namespace {
-// Connection ids, unique per receiver: ring channel c uses c, send/recv from
-// peer q uses kP2PIdBase + q.
-constexpr uint32_t kP2PIdBase = 1u << 20;
-}  // namespace
 
 Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle& handle,
                                                            int nranks, int rank) {
@@ -44,7 +41,9 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
   TUTTI_RETURN_IF_ERROR(checkSameConfig());
   TransportOptions topts;
   topts.shmDisabled = config_.shmDisabled;
-  topts.socketInterface = iface;
+  topts.socketInterfaces = ifaces;
+  topts.socket = config_.socketStreams;
+  nics_ = static_cast<int>(ifaces.size());
   TUTTI_ASSIGN_OR_RETURN(transports_, createTransports(topts));
   const auto& peers = bootstrap_->peers();
   peerTransport_.resize(nranks);
@@ -58,20 +57,58 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
       TUTTI_INFO(kSubsysInit, "rank %d -> %s: %s", rank, describePeer(p).c_str(),
                  peerTransport_[p]->name());
   }
-  int localRanks = 0;
-  for (const RankInfo& p : peers) localRanks += p.hostHash == peers[rank].hostHash;
   cpu_set_t cpus;
   int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  TUTTI_RETURN_IF_ERROR(gatherLayout(ifaces, cores));
+  int localRanks = static_cast<int>(layout_.ranksOf(layout_.nodeOf(rank)).size());
   config_.adaptToOversubscription(localRanks, cores);
   TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
              rank, localRanks, cores, config_.spinCount);
-  p2pSend_.resize(nranks);
-  p2pRecv_.resize(nranks);
+  connections_.reset(nranks);
   TUTTI_RETURN_IF_ERROR(connectRings());
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
-  TUTTI_INFO(kSubsysInit, "rank %d: init done, %d channel(s), %zu KiB chunks x %d slots", rank,
+  TUTTI_INFO(kSubsysInit, "rank %d: init done, up to %d channel(s), %zu KiB chunks x %d slots", rank,
              config_.maxChannels, config_.slotBytes >> 10, config_.nslots);
+  return Status::Ok();
+}
+
+// Every rank's view of its machine, gathered: the node layout, the rings of
+// each channel and the cost model's inputs follow from it, identically on
+// every rank.
+Status Communicator::gatherLayout(const std::vector<NetInterface>& ifaces, int cores) {
+  TUTTI_ASSIGN_OR_RETURN(TopoGraph topo, loadTopology());
+  RankTopo mine;
+  mine.hostHash = bootstrap_->peers()[rank_].hostHash;
+  mine.cores = cores;
+  // With a topology file the NICs are the file's (planning a machine that is
+  // not this one); else the interfaces TUTTI_SOCKET_IFNAME chose.
+  bool fromFile = !tunableString("TOPO_FILE").empty();
+  float gbps = 0;
+  int nics = 0;
+  for (const TopoNode* nic : topo.ofKind(TopoKind::kNic)) {
+    bool chosen = fromFile;
+    for (const auto& i : ifaces) chosen |= i.name == nic->name;
+    if (!chosen) continue;
+    ++nics;
+    gbps += nic->speedGbps > 0 ? static_cast<float>(nic->speedGbps) : 10.0f;
+  }
+  mine.nics = nics > 0 ? nics : static_cast<int>(ifaces.size());
+  mine.netGbps = gbps > 0 ? gbps : 10.0f * mine.nics;
+  std::vector<RankTopo> all(nranks_);
+  all[rank_] = mine;
+  TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), sizeof(RankTopo)));
+  layout_ = NodeLayout(all);
+  // One channel per NIC at least, so every NIC carries traffic.
+  if (!config_.channelsForced)
+    config_.maxChannels = std::min(kMaxChannels, std::max(config_.maxChannels, layout_.minNics()));
+  rings_.clear();
+  for (int c = 0; c < config_.maxChannels; ++c) rings_.push_back(layout_.ring(c, config_.ringOrder));
+  tuning_ = TuneContext::fromLayout(layout_, rings_[0], config_.maxChannels, config_.channelsForced,
+                                    config_.slotBytes);
+  tuning_.filter = config_.algoFilter;
+  TUTTI_INFO(kSubsysInit, "rank %d: %s; ring of channel 0 crosses nodes %d time(s); %d NIC(s), %.0f Gbit/s",
+             rank_, layout_.describe().c_str(), tuning_.ringCrossings, mine.nics, mine.netGbps);
   return Status::Ok();
 }
 
@@ -82,54 +119,65 @@ Status Communicator::checkSameConfig() {
   for (int p = 0; p < nranks_; ++p)
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
-                          " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS or "
-                          "TUTTI_SHM_DISABLE than rank 0; they must match on every rank");
+                          " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER or TUTTI_SHM_DISABLE than rank 0; they "
+                          "must match on every rank");
   return Status::Ok();
 }
 
 Transport* Communicator::transportFor(int peer) const { return peerTransport_[peer]; }
 
-Status Communicator::connectRings() {
-  if (nranks_ == 1) return Status::Ok();
-  const auto& peers = bootstrap_->peers();
-  int next = (rank_ + 1) % nranks_, prev = (rank_ - 1 + nranks_) % nranks_;
-  ringSend_.resize(config_.maxChannels);
-  ringRecv_.resize(config_.maxChannels);
-  Connector connector;
-  for (int c = 0; c < config_.maxChannels; ++c) {
-    ConnectionSpec spec{&peers[rank_], &peers[prev], magic_, static_cast<uint32_t>(c),
-                        config_.slotBytes, config_.nslots, config_.timeoutSeconds, &abort_};
-    connector.addRecv({transportFor(prev), bootstrap_.get(), spec}, &ringRecv_[c]);
-    spec.peer = &peers[next];
-    connector.addSend({transportFor(next), bootstrap_.get(), spec}, &ringSend_[c]);
-  }
-  return connector.run();
-}
-
-void Communicator::requestP2P(Collective kind, int peer, Connector* connector) {
+ConnectionSpec Communicator::specFor(int channel, int peer) const {
   const auto& peers = bootstrap_->peers();
   ConnectionSpec spec{&peers[rank_], &peers[peer], magic_, 0, config_.slotBytes, config_.nslots,
                       config_.timeoutSeconds, &abort_};
-  if (kind == Collective::kSend && !p2pSend_[peer]) {
-    spec.connectionId = kP2PIdBase + rank_;  // the receiver's id for us
-    connector->addSend({transportFor(peer), bootstrap_.get(), spec}, &p2pSend_[peer]);
-  } else if (kind == Collective::kRecv && !p2pRecv_[peer]) {
-    spec.connectionId = kP2PIdBase + peer;
-    connector->addRecv({transportFor(peer), bootstrap_.get(), spec}, &p2pRecv_[peer]);
+  // Channels listen on the node's NICs in turn.
+  spec.nic = channel < 0 ? 0 : channel % nics_;
+  return spec;
+}
+
+Status Communicator::connectRings() {
+  if (nranks_ == 1) return Status::Ok();
+  Connector connector;
+  Plan ringEdges;  // one step per channel naming both ring neighbours
+  for (int c = 0; c < config_.maxChannels; ++c) {
+    const std::vector<int>& ring = rings_[c];
+    size_t pos = 0;
+    while (ring[pos] != rank_) ++pos;
+    ChannelProgram p;
+    p.channel = c;
+    addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks_ - 1) % nranks_],
+            ring[(pos + 1) % nranks_], 0, 0, 0);
+    ringEdges.channels.push_back(p);
   }
+  requestConnections(ringEdges, &connector);
+  return connector.run();
 }
 
-int Communicator::channelsFor(size_t bytes) const {
-  if (config_.channelsForced) return config_.maxChannels;
-  // A channel pays off once every rank's block holds several chunks.
-  size_t perChannel = static_cast<size_t>(nranks_) * config_.slotBytes * 4;
-  size_t want = bytes / perChannel;
-  if (want < 1) want = 1;
-  return static_cast<int>(want < static_cast<size_t>(config_.maxChannels) ? want : config_.maxChannels);
+bool Communicator::requestConnections(const Plan& plan, Connector* connector) {
+  bool any = false;
+  for (const ChannelProgram& p : plan.channels)
+    for (const Step& s : p.steps) {
+      if (s.sendPeer >= 0 && !connections_.send(p.channel, s.sendPeer)) {
+        auto* slot = connections_.sendSlot(p.channel, s.sendPeer);
+        ConnectionSpec spec = specFor(p.channel, s.sendPeer);
+        spec.connectionId = ConnectionTable::connectionId(p.channel, rank_);
+        connector->addSend({transportFor(s.sendPeer), bootstrap_.get(), spec}, slot);
+        any = true;
+      }
+      if (s.recvPeer >= 0 && !connections_.recv(p.channel, s.recvPeer)) {
+        auto* slot = connections_.recvSlot(p.channel, s.recvPeer);
+        ConnectionSpec spec = specFor(p.channel, s.recvPeer);
+        spec.connectionId = ConnectionTable::connectionId(p.channel, s.recvPeer);
+        connector->addRecv({transportFor(s.recvPeer), bootstrap_.get(), spec}, slot);
+        any = true;
+      }
+    }
+  return any;
 }
 
-void Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
-  RingRequest r;
+Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
+  PlanRequest r;
   r.collective = a.collective;
   r.nranks = nranks_;
   r.rank = rank_;
@@ -137,14 +185,27 @@ void Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   r.peer = a.root;
   r.count = a.count;
   r.elemSize = dtypeSize(a.dtype);
-  size_t totalBytes = a.count * r.elemSize;
+  r.rings = &rings_;
+  r.layout = &layout_;
+  size_t bytes = a.count * r.elemSize;
   if (a.collective == Collective::kAllGather || a.collective == Collective::kReduceScatter)
-    totalBytes *= nranks_;
-  r.nchannels = nranks_ == 1 ? 1 : channelsFor(totalBytes);
-  buildRingPlan(r, plan);
+    bytes *= nranks_;
+  TuneChoice choice{Algorithm::kRing, 1, config_.slotBytes, 0};
+  const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
+  if (!p2p && nranks_ > 1) choice = tune(tuning_, a.collective, bytes);
+  r.algorithm = choice.algorithm;
+  r.nchannels = choice.nchannels;
+  buildPlan(r, plan);
   work->plan = plan;
   work->input = a.input;
   work->output = a.output;
+  // A tree reduce accumulates children in the output, which only the root has.
+  if (plan->algorithm == Algorithm::kTree && a.collective == Collective::kReduce && rank_ != a.root) {
+    if (scratch_.size() < bytes) {
+      TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(bytes));
+    }
+    work->output = scratch_.data();
+  }
   work->dtype = a.dtype;
   work->op = a.op;
   work->nranks = nranks_;
@@ -152,21 +213,21 @@ void Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->sequence = ++sequence_;
   work->links = this;
   work->abort = &abort_;
-  work->chunkBytes = config_.slotBytes;
-  TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d channels %d",
-              collectiveName(a.collective), static_cast<unsigned long long>(sequence_), a.count,
-              dtypeName(a.dtype), redOpName(a.op), a.root, r.nchannels);
+  work->chunkBytes = choice.chunkBytes;
+  if (!p2p)
+    TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
+               collectiveName(a.collective), static_cast<unsigned long long>(sequence_), bytes,
+               algorithmName(choice.algorithm), choice.nchannels, choice.chunkBytes >> 10,
+               choice.predictedUs);
+  TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
+              static_cast<unsigned long long>(sequence_), a.count, dtypeName(a.dtype),
+              redOpName(a.op), a.root);
+  return Status::Ok();
 }
 
-SendConnection* Communicator::sendTo(int channel, int peer) {
-  if (channel == kP2PChannel) return peer >= 0 && peer < nranks_ ? p2pSend_[peer].get() : nullptr;
-  return channel < static_cast<int>(ringSend_.size()) ? ringSend_[channel].get() : nullptr;
-}
+SendConnection* Communicator::sendTo(int channel, int peer) { return connections_.send(channel, peer); }
 
-RecvConnection* Communicator::recvFrom(int channel, int peer) {
-  if (channel == kP2PChannel) return peer >= 0 && peer < nranks_ ? p2pRecv_[peer].get() : nullptr;
-  return channel < static_cast<int>(ringRecv_.size()) ? ringRecv_[channel].get() : nullptr;
-}
+RecvConnection* Communicator::recvFrom(int channel, int peer) { return connections_.recv(channel, peer); }
 
 std::string Communicator::describePeer(int peer) const {
   return bootstrap_ ? bootstrap_->describePeer(peer) : "rank " + std::to_string(peer);
@@ -174,10 +235,7 @@ std::string Communicator::describePeer(int peer) const {
 
 void Communicator::notifyFailure(int failedRank) {
   setAsyncError(Code::kRemoteError);
-  for (auto& s : ringSend_) if (s) s->notifyFailure(failedRank);
-  for (auto& r : ringRecv_) if (r) r->notifyFailure(failedRank);
-  for (auto& s : p2pSend_) if (s) s->notifyFailure(failedRank);
-  for (auto& r : p2pRecv_) if (r) r->notifyFailure(failedRank);
+  connections_.forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
 }
 
 void Communicator::setLastError(const std::string& message) {

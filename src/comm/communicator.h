@@ -1,6 +1,7 @@
 // A communicator: one rank's view of a group of ranks. Owns the bootstrap,
-// the transports, the ring connections of every channel and the send/recv
-// connections made on first use; turns calls into Work for the executor.
+// the transports, the node layout and cost model, and every connection (rings
+// made at init, tree and send/recv edges on first use); turns calls into
+// plans and Work for the executor.
 #pragma once
 
 #include <atomic>
@@ -12,9 +13,13 @@
 #include "kernels/dtype.h"
 #include "src/bootstrap/socket_bootstrap.h"
 #include "src/comm/comm_config.h"
+#include "src/comm/connection_table.h"
 #include "src/comm/connector.h"
 #include "src/exec/executor.h"
+#include "src/common/host_buffer.h"
+#include "src/plan/layout.h"
 #include "src/plan/plan.h"
+#include "src/plan/tuner.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -40,15 +45,13 @@ class Communicator final : public Links {
   int size() const { return nranks_; }
   const CommConfig& config() const { return config_; }
 
-  // Fills plan and work for one call. Counts the call (sequence numbers in errors).
-  void prepare(const CollectiveArgs& args, Plan* plan, Work* work);
-  // Send/recv connections to `peer` that do not exist yet are registered with
-  // the connector; the caller runs its phases (across communicators in a group).
-  void requestP2P(Collective kind, int peer, Connector* connector);
-  // Whether the send (or recv) connection to `peer` exists already.
-  bool hasP2P(Collective kind, int peer) const {
-    return kind == Collective::kSend ? p2pSend_[peer] != nullptr : p2pRecv_[peer] != nullptr;
-  }
+  // Fills plan and work for one call: the cost model picks the algorithm,
+  // channels and chunk. Counts the call (sequence numbers in errors).
+  Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
+  // Registers with the connector every connection the plan uses that does not
+  // exist yet; the caller runs its phases (across communicators in a group).
+  // False when nothing is missing.
+  bool requestConnections(const Plan& plan, Connector* connector);
   Plan* scratchPlan() { return &scratchPlan_; }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds}; }
 
@@ -72,8 +75,9 @@ class Communicator final : public Links {
   Status init(const BootstrapHandle& handle, int nranks, int rank);
   Status checkSameConfig();
   Status connectRings();
+  Status gatherLayout(const std::vector<NetInterface>& ifaces, int cores);
+  ConnectionSpec specFor(int channel, int peer) const;
   Transport* transportFor(int peer) const;
-  int channelsFor(size_t bytes) const;
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -82,10 +86,12 @@ class Communicator final : public Links {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   std::vector<std::unique_ptr<Transport>> transports_;
   std::vector<Transport*> peerTransport_;
-  std::vector<std::unique_ptr<SendConnection>> ringSend_;  // per channel, to rank+1
-  std::vector<std::unique_ptr<RecvConnection>> ringRecv_;  // per channel, from rank-1
-  std::vector<std::unique_ptr<SendConnection>> p2pSend_;   // per peer
-  std::vector<std::unique_ptr<RecvConnection>> p2pRecv_;   // per peer
+  int nics_ = 1;  // interfaces the socket transport listens on; channels spread over them
+  NodeLayout layout_;
+  std::vector<std::vector<int>> rings_;  // ring order per channel
+  TuneContext tuning_;
+  ConnectionTable connections_;
+  HostBuffer scratch_;  // tree reduce's partial sums at ranks other than the root
   Plan scratchPlan_;
   uint64_t sequence_ = 0;
   std::atomic<bool> abort_{false};

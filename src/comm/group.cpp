@@ -21,14 +21,14 @@ struct GroupState {
 };
 thread_local GroupState tGroup;
 
-bool isP2P(Collective c) { return c == Collective::kSend || c == Collective::kRecv; }
-
-// Connects what the calls' send/recv need, across all communicators: each
-// phase runs on every communicator before the next phase starts.
-Status connectP2P(const std::vector<std::pair<Communicator*, const CollectiveArgs*>>& calls) {
+// Connects what the plans need and is not connected yet, across all
+// communicators: each phase runs on every communicator before the next
+// phase starts, so ranks sharing a thread cannot wait on each other.
+Status connectPlans(const std::vector<std::pair<Communicator*, const Plan*>>& plans) {
   std::map<Communicator*, Connector> connectors;
-  for (const auto& [comm, args] : calls)
-    if (isP2P(args->collective)) comm->requestP2P(args->collective, args->root, &connectors[comm]);
+  bool any = false;
+  for (const auto& [comm, plan] : plans) any |= comm->requestConnections(*plan, &connectors[comm]);
+  if (!any) return Status::Ok();
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.listenAll());
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.connectAll());
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.acceptAll());
@@ -47,8 +47,6 @@ Status groupEnd(std::vector<Communicator*>* failedComms) {
   std::deque<QueuedCall> calls;
   calls.swap(tGroup.calls);
   if (calls.empty()) return Status::Ok();
-  std::vector<std::pair<Communicator*, const CollectiveArgs*>> list;
-  for (auto& c : calls) list.push_back({c.comm, &c.args});
   auto recordFailure = [&]() {
     for (auto& c : calls) {
       bool seen = false;
@@ -56,14 +54,15 @@ Status groupEnd(std::vector<Communicator*>* failedComms) {
       if (!seen) failedComms->push_back(c.comm);
     }
   };
-  Status st = connectP2P(list);
-  if (!st.ok()) {
-    recordFailure();
-    return st;
-  }
   std::vector<Work> works(calls.size());
-  for (size_t i = 0; i < calls.size(); ++i) calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
-  st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());
+  std::vector<std::pair<Communicator*, const Plan*>> plans;
+  Status st;
+  for (size_t i = 0; i < calls.size() && st.ok(); ++i) {
+    st = calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
+    plans.push_back({calls[i].comm, &calls[i].plan});
+  }
+  if (st.ok()) st = connectPlans(plans);
+  if (st.ok()) st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());
   if (!st.ok()) recordFailure();
   return st;
 }
@@ -73,11 +72,11 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
     tGroup.calls.push_back({comm, args, {}});
     return Status::Ok();
   }
-  // Connections are made on first use only: steady-state calls allocate nothing.
-  if (isP2P(args.collective) && !comm->hasP2P(args.collective, args.root))
-    TUTTI_RETURN_IF_ERROR(connectP2P({{comm, &args}}));
   Work work;
-  comm->prepare(args, comm->scratchPlan(), &work);
+  TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
+  // Connections are made on first use only: steady-state calls allocate nothing.
+  Connector connector;
+  if (comm->requestConnections(*work.plan, &connector)) TUTTI_RETURN_IF_ERROR(connector.run());
   return execute(&work, 1, hostReducer(), comm->execOptions());
 }
 

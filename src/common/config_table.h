@@ -4,7 +4,7 @@
 // X(name, default, meaning)
 #define TUTTI_CONFIG_TABLE(X)                                                                 \
   X(DEBUG, "", "log level: WARN, INFO or TRACE (empty: errors only)")                        \
-  X(DEBUG_SUBSYS, "ALL", "log subsystems: INIT,COLL,P2P,NET,SHM,BOOTSTRAP,TUNING,ENV; ^ excludes") \
+  X(DEBUG_SUBSYS, "^TUNING", "log subsystems: INIT,COLL,P2P,NET,SHM,BOOTSTRAP,TUNING,ENV,ALL; ^ excludes") \
   X(DEBUG_FILE, "", "log to this file instead of stderr; %h is the host, %p the pid")         \
   X(TIMEOUT, "300", "seconds any blocking wait may last before it fails with tuttiTimeout")    \
   X(COMM_ID, "", "host:port of the rendezvous root (overrides the unique id's address)")      \
@@ -12,7 +12,13 @@
   X(SOCKET_FAMILY, "", "AF_INET or AF_INET6 to force an address family")                       \
   X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \
-  X(NCHANNELS, "0", "rings to split each collective over (0: chosen by size and transport)")   \
+  X(NCHANNELS, "0", "channels to split each collective over (0: chosen by the cost model)")    \
+  X(ALGO, "", "algorithms allowed: ring,tree; ^ excludes; per collective as allreduce:tree;broadcast:ring") \
+  X(RING_ORDER, "topo", "topo: rings keep each node's ranks adjacent; rank: rings follow rank order") \
+  X(TOPO_FILE, "", "read this JSON topology instead of detecting the machine")                 \
+  X(TOPO_DUMP_FILE, "", "write the topology in use to this JSON file (%h host, %p pid)")        \
+  X(NSOCKS_PERTHREAD, "1", "TCP sockets per helper thread (or per connection without threads)") \
+  X(SOCKET_NTHREADS, "0", "helper threads per socket connection (0: the caller's thread moves the bytes)") \
   X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
   X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")

@@ -42,30 +42,6 @@ const char* levelName(LogLevel l) {
   }
 }
 
-// Expands %h (host) and %p (pid) in a TUTTI_DEBUG_FILE pattern.
-std::string expandPath(const std::string& pattern) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size()) {
-      char c = pattern[i + 1];
-      if (c == 'h') {
-        char host[256] = {0};
-        gethostname(host, sizeof(host) - 1);
-        out += host;
-        ++i;
-        continue;
-      }
-      if (c == 'p') {
-        out += std::to_string(getpid());
-        ++i;
-        continue;
-      }
-    }
-    out += pattern[i];
-  }
-  return out;
-}
-
 void readConfigLocked() {
   std::string level = tunableString("DEBUG");
   int l = 0;
@@ -82,7 +58,7 @@ void readConfigLocked() {
   gFile = stderr;
   std::string file = tunableString("DEBUG_FILE");
   if (!file.empty()) {
-    FILE* f = fopen(expandPath(file).c_str(), "a");
+    FILE* f = fopen(expandPathPattern(file).c_str(), "a");
     if (f) gFile = f;
   }
   gSubsys.store(mask, std::memory_order_relaxed);
@@ -113,6 +89,30 @@ void write(LogLevel level, uint32_t subsys, const char* fmt, ...) {
 }
 
 }  // namespace log_detail
+
+// Expands %h (host) and %p (pid) in a TUTTI_DEBUG_FILE pattern.
+std::string expandPathPattern(const std::string& pattern) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      char c = pattern[i + 1];
+      if (c == 'h') {
+        char host[256] = {0};
+        gethostname(host, sizeof(host) - 1);
+        out += host;
+        ++i;
+        continue;
+      }
+      if (c == 'p') {
+        out += std::to_string(getpid());
+        ++i;
+        continue;
+      }
+    }
+    out += pattern[i];
+  }
+  return out;
+}
 
 void setLogRank(int rank) { log_detail::tRank = rank; }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace tutti {
 
@@ -40,6 +41,8 @@ inline bool enabled(LogLevel level, uint32_t subsys) {
 
 // The rank shown in log lines of this thread (-1: none).
 void setLogRank(int rank);
+// Expands %h (host) and %p (pid) in a file name pattern.
+std::string expandPathPattern(const std::string& pattern);
 // Re-reads TUTTI_DEBUG* (tests change them between communicators).
 void reloadLogConfig();
 

@@ -88,7 +88,8 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
                     void* sendBuf, size_t n) {
   const Work& w = *c.work;
   const size_t es = dtypeSize(w.dtype);
-  const char* in = static_cast<const char*>(w.input) + (s.inOffset + offset) * es;
+  const char* source = s.fromOutput ? static_cast<const char*>(w.output) : static_cast<const char*>(w.input);
+  const char* in = source + (s.inOffset + offset) * es;
   char* out = static_cast<char*>(w.output) + (s.outOffset + offset) * es;
   const size_t bytes = n * es;
   // Partial results are plain sums; avg divides once, where the value is final.

@@ -29,15 +29,31 @@ const char* stepKindName(StepKind k) {
   return "?";
 }
 
+const char* algorithmName(Algorithm a) { return a == Algorithm::kTree ? "tree" : "ring"; }
+
+void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
+             size_t out, size_t count, bool final, bool fromOutput) {
+  Step s;
+  s.kind = kind;
+  s.recvPeer = stepReceives(kind) ? recvPeer : -1;
+  s.sendPeer = stepSends(kind) ? sendPeer : -1;
+  s.inOffset = in;
+  s.outOffset = out;
+  s.count = count;
+  s.final = final;
+  s.fromOutput = fromOutput;
+  steps->push_back(s);
+}
+
 std::string Plan::toString() const {
-  std::string s = std::string(collectiveName(collective)) + "\n";
+  std::string s = std::string(collectiveName(collective)) + " (" + algorithmName(algorithm) + ")\n";
   for (const auto& ch : channels) {
     s += "  channel " + std::to_string(ch.channel) + ":\n";
     for (const auto& st : ch.steps) {
       s += "    " + std::string(stepKindName(st.kind));
       if (st.recvPeer >= 0) s += " from " + std::to_string(st.recvPeer);
       if (st.sendPeer >= 0) s += " to " + std::to_string(st.sendPeer);
-      s += " in@" + std::to_string(st.inOffset) + " out@" + std::to_string(st.outOffset) + " n=" +
+      s += std::string(st.fromOutput ? " out" : " in") + "@" + std::to_string(st.inOffset) + " -> out@" + std::to_string(st.outOffset) + " n=" +
            std::to_string(st.count) + (st.final ? " final" : "") + "\n";
     }
   }

@@ -49,6 +49,8 @@ struct Step {
   size_t inOffset = 0;  // elements into the input buffer
   size_t outOffset = 0; // elements into the output buffer
   size_t count = 0;     // elements
+  bool fromOutput = false;  // the step's input operand is the output buffer (trees
+                            // accumulate several children there, then send from it)
 };
 
 struct ChannelProgram {
@@ -58,8 +60,17 @@ struct ChannelProgram {
 
 constexpr int kP2PChannel = -1;
 
+// Appends one step; peers a kind does not use are dropped.
+void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
+             size_t out, size_t count, bool final = false, bool fromOutput = false);
+
+enum class Algorithm : uint8_t { kRing, kTree };
+constexpr int kNumAlgorithms = 2;
+const char* algorithmName(Algorithm a);
+
 struct Plan {
   Collective collective = Collective::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
   std::vector<ChannelProgram> channels;
   std::string toString() const;
 };

@@ -1,11 +1,19 @@
 // tutti-info: the version, the transports built in, the interfaces this
-// process would use, the machine as hwloc sees it, and every tunable with its
-// value, where the value came from, and what it means.
+// process would use, the topology (detected, or TUTTI_TOPO_FILE), and every
+// tunable with its value, where the value came from, and what it means.
+// `tutti-info --plan NODES RANKS_PER_NODE` shows what the planner and the
+// cost model would do for such a job on machines like this one (or like the
+// TUTTI_TOPO_FILE one).
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
+#include "src/plan/planner.h"
+#include "src/plan/tree.h"
+#include "src/plan/tuner.h"
 #include "src/topo/topology.h"
 #include "kernels/reducer.h"
 #include "transport/registry.h"
@@ -13,7 +21,68 @@
 
 using namespace tutti;
 
-int main() {
+namespace {
+
+std::string ranks(const std::vector<int>& v) {
+  std::string s;
+  for (int r : v) s += (s.empty() ? "" : " ") + std::to_string(r);
+  return s;
+}
+
+// What a job of `nodes` x `perNode` ranks would run: rings, trees and the
+// cost model's choice per collective and size.
+int showPlan(int nodes, int perNode, bool interleaved) {
+  int nics = 1;
+  float gbps = 10;
+  auto topo = loadTopology();
+  if (topo.ok() && topo->count(TopoKind::kNic) > 0) {
+    nics = topo->count(TopoKind::kNic);
+    gbps = 0;
+    for (const TopoNode* n : topo->ofKind(TopoKind::kNic)) gbps += n->speedGbps > 0 ? n->speedGbps : 10;
+  }
+  NodeLayout layout = NodeLayout::uniform(nodes, perNode, interleaved, nics, gbps, perNode);
+  auto config = tunableInt("NCHANNELS");
+  int channels = config.ok() && config.value() > 0 ? static_cast<int>(config.value()) : std::max(2, nics);
+  auto order = tunableString("RING_ORDER") == "rank" ? RingOrder::kRank : RingOrder::kTopo;
+  printf("%s; %d NIC(s) per node, %.0f Gbit/s\n", layout.describe().c_str(), nics, gbps);
+  std::vector<int> ring0 = layout.ring(0, order);
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> ring = layout.ring(c, order);
+    printf("  ring %d (NIC %d): %s  (%d node crossings)\n", c, c % nics, ranks(ring).c_str(),
+           layout.crossings(ring));
+  }
+  for (int which = 0; which < 2; ++which) {
+    NodeTree t = buildNodeTree(layout.nnodes(), which);
+    printf("  node tree %d: root node %d, depth %d; parent of each node:", which, t.root, treeDepth(t));
+    for (int p : t.parent) printf(" %d", p);
+    printf("\n");
+  }
+  TuneContext ctx = TuneContext::fromLayout(layout, ring0, channels, config.ok() && config.value() > 0, 128 << 10);
+  auto filter = AlgoFilter::parse(tunableString("ALGO"));
+  if (!filter.ok()) {
+    fprintf(stderr, "%s\n", filter.status().message().c_str());
+    return 1;
+  }
+  ctx.filter = filter.value();
+  printf("\n  %-14s %12s  %-5s %8s %10s %14s\n", "collective", "bytes", "algo", "channels", "chunk", "predicted us");
+  for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather})
+    for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 32) {
+      TuneChoice t = tune(ctx, c, bytes);
+      printf("  %-14s %12zu  %-5s %8d %9zuK %14.1f\n", collectiveName(c), bytes,
+             algorithmName(t.algorithm), t.nchannels, t.chunkBytes >> 10, t.predictedUs);
+    }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 4 && std::strcmp(argv[1], "--plan") == 0)
+    return showPlan(std::atoi(argv[2]), std::atoi(argv[3]), argc > 4 && std::strcmp(argv[4], "--interleaved") == 0);
+  if (argc > 1) {
+    fprintf(stderr, "usage: tutti-info [--plan NODES RANKS_PER_NODE [--interleaved]]\n");
+    return 2;
+  }
   int version = 0;
   tuttiGetVersion(&version);
   printf("tutti %d.%d.%d (version code %d)\n", TUTTI_MAJOR, TUTTI_MINOR, TUTTI_PATCH, version);
@@ -34,15 +103,13 @@ int main() {
     printf("  chosen: none: %s\n", chosen.status().message().c_str());
   }
 
-  TopologySummary topo = detectTopology();
-  printf("\ntopology (hwloc):");
-  if (!topo.error.empty()) {
-    printf(" %s\n", topo.error.c_str());
-  } else {
-    printf(" %d package(s), %d NUMA node(s), %d core(s), %d hardware thread(s)\n", topo.packages,
-           topo.numaNodes, topo.cores, topo.hardwareThreads);
-    for (const auto& d : topo.osDevices) printf("  os device %s\n", d.c_str());
-  }
+  auto topo = loadTopology();
+  printf("\ntopology (%s):", tunableString("TOPO_FILE").empty() ? "detected" : "TUTTI_TOPO_FILE");
+  if (!topo.ok()) printf(" %s\n", topo.status().message().c_str());
+  else printf(" %s", topo->describe().c_str());
+  std::vector<std::string> notes;
+  if (tunableString("TOPO_FILE").empty()) detectTopology(&notes);
+  for (const auto& n : notes) printf("  note: %s\n", n.c_str());
 
   printf("\ntunables (TUTTI_<name>, else NCCL_<name>, else default):\n");
   printf("  %-16s %-12s %-14s %s\n", "name", "value", "from", "meaning");

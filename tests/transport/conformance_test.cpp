@@ -30,7 +30,14 @@ std::unique_ptr<Transport> makeTransport(const std::string& name) {
   if (name == "shm") return std::make_unique<ShmTransport>();
   auto lo = selectInterfaces(listInterfaces(), "lo", AF_INET);
   EXPECT_TRUE(lo.ok());
-  auto t = SocketTransport::create(lo->front());
+  // "socket_4x2": 4 sockets per thread, 2 helper threads; "socket_3x0": 3
+  // sockets driven inline.
+  SocketStreams streams;
+  if (name.size() > 7) {
+    streams.socketsPerThread = name[7] - '0';
+    streams.threads = name[9] - '0';
+  }
+  auto t = SocketTransport::create({lo->front()}, streams);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return std::move(t.value());
 }
@@ -165,7 +172,7 @@ TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
   EXPECT_EQ(p_.recv->reportedFailure(), 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::Values("shm", "socket"),
+INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::Values("shm", "socket", "socket_3x0", "socket_2x2"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

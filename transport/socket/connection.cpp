@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <chrono>
 
 namespace tutti {
 
@@ -20,140 +21,353 @@ bool ready(int fd, short events) {
   return ::poll(&p, 1, 0) > 0;
 }
 
+// Sleeps until one of the sockets is ready (at most 1 ms).
+void waitReady(const std::vector<int>& fds, short events) {
+  pollfd p[kMaxSocketStreams];
+  nfds_t n = 0;
+  for (int fd : fds) p[n++] = {fd, events, 0};
+  ::poll(p, n, 1);
+}
+
 }  // namespace
 
-SocketSendConnection::SocketSendConnection(Socket socket, HostBuffer slots, size_t slotBytes,
-                                           int nslots, std::string peerName)
-    : socket_(std::move(socket)),
+size_t pieceStart(size_t bytes, int streams, int stream) {
+  if (stream <= 0) return 0;
+  if (stream >= streams) return bytes;
+  size_t raw = bytes * static_cast<size_t>(stream) / static_cast<size_t>(streams);
+  size_t aligned = raw / 4096 * 4096;
+  return aligned > 0 ? aligned : raw;
+}
+
+// ------------------------------------------------------------ StreamDriver
+
+void StreamDriver::start(int threads, std::function<bool(int)> work) {
+  for (int t = 0; t < threads; ++t)
+    threads_.emplace_back([this, t, work] {
+      while (!stop_.load(std::memory_order_acquire) && !failed())
+        if (!work(t)) idle();
+    });
+}
+
+void StreamDriver::stop() {
+  stop_.store(true, std::memory_order_release);
+  kick();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void StreamDriver::kick() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++kicks_;
+  }
+  cv_.notify_all();
+}
+
+void StreamDriver::idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t seen = kicks_;
+  cv_.wait_for(lock, std::chrono::milliseconds(1), [&] { return kicks_ != seen || stop_.load(); });
+}
+
+Status StreamDriver::error() const {
+  if (!failed()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+Status StreamDriver::fail(Status st) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.load()) {
+    error_ = st;
+    failed_.store(true, std::memory_order_release);
+  }
+  return error_;
+}
+
+// ------------------------------------------------------------ sender
+
+SocketSendConnection::SocketSendConnection(std::vector<Socket> sockets, HostBuffer slots,
+                                           size_t slotBytes, int nslots, SocketStreams streams,
+                                           std::string peerName)
+    : streams_(sockets.size()),
       slots_(std::move(slots)),
       slotBytes_(slotBytes),
       nslots_(nslots),
-      peerName_(std::move(peerName)) {}
+      config_(streams),
+      peerName_(std::move(peerName)) {
+  for (size_t i = 0; i < sockets.size(); ++i) streams_[i].socket = std::move(sockets[i]);
+  if (config_.threads > 0) driver_.start(config_.threads, [this](int t) { return pumpThread(t); });
+}
+
+uint64_t SocketSendConnection::minSent() const {
+  uint64_t m = UINT64_MAX;
+  for (const Stream& s : streams_) m = std::min(m, s.sent.load(std::memory_order_acquire));
+  return m;
+}
+
+int SocketSendConnection::pollFd() const {
+  return streams_.size() == 1 && !driver_.threaded() ? streams_[0].socket.fd() : -1;
+}
 
 void* SocketSendConnection::acquire(size_t* capacity) {
-  if (posted_ - sent_ >= nslots_) {
+  uint64_t posted = posted_.load(std::memory_order_relaxed);
+  if (posted - minSent() >= nslots_) {
     Status st = progress();
-    if (!st.ok() || posted_ - sent_ >= nslots_) return nullptr;
+    if (!st.ok() || posted - minSent() >= nslots_) return nullptr;
   }
   *capacity = slotBytes_;
-  return slots_.data() + (posted_ % nslots_) * slotBytes_;
+  return slots_.data() + (posted % nslots_) * slotBytes_;
 }
 
 Status SocketSendConnection::post(size_t bytes) {
-  return postReference(slots_.data() + (posted_ % nslots_) * slotBytes_, bytes);
+  return postReference(slots_.data() + (posted_.load(std::memory_order_relaxed) % nslots_) * slotBytes_,
+                       bytes);
 }
 
 Status SocketSendConnection::postReference(const void* data, size_t bytes) {
-  sizes_[posted_ % nslots_] = bytes;
-  data_[posted_ % nslots_] = static_cast<const char*>(data);
-  ++posted_;
+  uint64_t posted = posted_.load(std::memory_order_relaxed);
+  sizes_[posted % nslots_] = bytes;
+  data_[posted % nslots_] = static_cast<const char*>(data);
+  posted_.store(posted + 1, std::memory_order_release);
+  if (driver_.threaded()) {
+    driver_.kick();
+    return driver_.error();
+  }
   return progress();
 }
 
-Status SocketSendConnection::progress() {
-  if (!error_.ok()) return error_;
-  if (blocked_ && sent_ < posted_ && !ready(socket_.fd(), POLLOUT)) return Status::Ok();
-  blocked_ = false;
-  while (sent_ < posted_) {
-    uint64_t idx = sent_ % nslots_;
+bool SocketSendConnection::pump(int i, Status* error) {
+  Stream& s = streams_[i];
+  const int n = static_cast<int>(streams_.size());
+  bool moved = false;
+  uint64_t sent = s.sent.load(std::memory_order_relaxed);
+  if (s.blocked && sent < posted_.load(std::memory_order_acquire) && !ready(s.socket.fd(), POLLOUT))
+    return false;
+  s.blocked = false;
+  while (sent < posted_.load(std::memory_order_acquire)) {
+    uint64_t idx = sent % nslots_;
     uint64_t size = sizes_[idx];
-    char* data = const_cast<char*>(data_[idx]);
+    size_t begin = pieceStart(size, n, i), len = pieceStart(size, n, i + 1) - begin;
+    char* data = const_cast<char*>(data_[idx]) + begin;
+    s.header = size;
     iovec iov[2];
-    int n = 0;
-    if (offset_ < kHeaderBytes) {
-      iov[n++] = {reinterpret_cast<char*>(&sizes_[idx]) + offset_, kHeaderBytes - offset_};
-      iov[n++] = {data, size};
+    int parts = 0;
+    if (s.offset < kHeaderBytes) {
+      iov[parts++] = {reinterpret_cast<char*>(&s.header) + s.offset, kHeaderBytes - s.offset};
+      iov[parts++] = {data, len};
     } else {
-      iov[n++] = {data + (offset_ - kHeaderBytes), size - (offset_ - kHeaderBytes)};
+      iov[parts++] = {data + (s.offset - kHeaderBytes), len - (s.offset - kHeaderBytes)};
     }
     msghdr msg{};
     msg.msg_iov = iov;
-    msg.msg_iovlen = n;
-    ssize_t w = sendmsg(socket_.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    msg.msg_iovlen = parts;
+    ssize_t w = sendmsg(s.socket.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
-      blocked_ = errno == EAGAIN || errno == EWOULDBLOCK;
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
-      return error_ = ErrnoError("send to " + peerName_, errno);
+      s.blocked = errno == EAGAIN || errno == EWOULDBLOCK;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        *error = ErrnoError("send to " + peerName_, errno);
+      return moved;
     }
-    offset_ += static_cast<size_t>(w);
-    if (offset_ < kHeaderBytes + size) {  // the socket is full
-      blocked_ = true;
-      return Status::Ok();
+    moved = true;
+    s.offset += static_cast<size_t>(w);
+    if (s.offset < kHeaderBytes + len) {  // the socket is full
+      s.blocked = true;
+      return moved;
     }
-    offset_ = 0;
-    ++sent_;
+    s.offset = 0;
+    s.sent.store(++sent, std::memory_order_release);
+  }
+  return moved;
+}
+
+bool SocketSendConnection::pumpThread(int t) {
+  bool moved = false;
+  std::vector<int> waiting;
+  for (int i = t * config_.socketsPerThread; i < (t + 1) * config_.socketsPerThread; ++i) {
+    Status st;
+    moved |= pump(i, &st);
+    if (!st.ok()) {
+      (void)driver_.fail(st);
+      return false;
+    }
+    if (streams_[i].blocked) waiting.push_back(streams_[i].socket.fd());
+  }
+  if (!moved && !waiting.empty()) {  // data queued but the sockets are full
+    waitReady(waiting, POLLOUT);
+    return true;
+  }
+  return moved;
+}
+
+Status SocketSendConnection::progress() {
+  if (driver_.threaded() || driver_.failed()) return driver_.error();
+  for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
+    Status st;
+    pump(i, &st);
+    if (!st.ok()) return driver_.fail(st);
   }
   return Status::Ok();
 }
 
 void SocketSendConnection::notifyFailure(int failedRank) {
-  if (!socket_.valid()) return;
-  if (offset_ == 0) {  // only between chunks can the peer read a header
-    uint64_t notice = kFailureMarker | static_cast<uint32_t>(failedRank);
-    (void)::send(socket_.fd(), &notice, sizeof(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
+  driver_.stop();
+  for (Stream& s : streams_) {
+    if (!s.socket.valid()) continue;
+    if (s.offset == 0) {  // only between pieces can the peer read a header
+      uint64_t notice = kFailureMarker | static_cast<uint32_t>(failedRank);
+      (void)::send(s.socket.fd(), &notice, sizeof(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    ::shutdown(s.socket.fd(), SHUT_RDWR);
   }
-  ::shutdown(socket_.fd(), SHUT_RDWR);
+}
+
+// ------------------------------------------------------------ receiver
+
+SocketRecvConnection::SocketRecvConnection(HostBuffer slots, size_t slotBytes, int nslots,
+                                           SocketStreams streams, std::string peerName)
+    : slots_(std::move(slots)),
+      slotBytes_(slotBytes),
+      nslots_(nslots),
+      config_(streams),
+      peerName_(std::move(peerName)) {}
+
+void SocketRecvConnection::attach(std::vector<Socket> sockets) {
+  streams_ = std::vector<Stream>(sockets.size());
+  for (size_t i = 0; i < sockets.size(); ++i) streams_[i].socket = std::move(sockets[i]);
+  if (config_.threads > 0) driver_.start(config_.threads, [this](int t) { return pumpThread(t); });
+}
+
+uint64_t SocketRecvConnection::minReceived() const {
+  uint64_t m = UINT64_MAX;
+  for (const Stream& s : streams_) m = std::min(m, s.received.load(std::memory_order_acquire));
+  return m;
+}
+
+int SocketRecvConnection::pollFd() const {
+  return streams_.size() == 1 && !driver_.threaded() ? streams_[0].socket.fd() : -1;
 }
 
 void SocketRecvConnection::notifyFailure(int) {
-  if (socket_.valid()) ::shutdown(socket_.fd(), SHUT_RDWR);
+  driver_.stop();
+  for (Stream& s : streams_)
+    if (s.socket.valid()) ::shutdown(s.socket.fd(), SHUT_RDWR);
 }
 
-SocketRecvConnection::SocketRecvConnection(HostBuffer slots, size_t slotBytes, int nslots,
-                                           std::string peerName)
-    : slots_(std::move(slots)), slotBytes_(slotBytes), nslots_(nslots), peerName_(std::move(peerName)) {}
-
 const void* SocketRecvConnection::peek(size_t* bytes) {
-  if (consumed_ == received_) {
+  uint64_t consumed = consumed_.load(std::memory_order_relaxed);
+  if (consumed == minReceived()) {
     Status st = progress();
-    if (!st.ok() || consumed_ == received_) return nullptr;
+    if (!st.ok() || consumed == minReceived()) return nullptr;
   }
-  *bytes = sizes_[consumed_ % nslots_];
-  return slots_.data() + (consumed_ % nslots_) * slotBytes_;
+  *bytes = sizes_[consumed % nslots_];
+  return slots_.data() + (consumed % nslots_) * slotBytes_;
 }
 
 Status SocketRecvConnection::release() {
-  ++consumed_;
+  consumed_.fetch_add(1, std::memory_order_release);
+  if (driver_.threaded()) driver_.kick();  // a helper may wait for a free slot
   return Status::Ok();
 }
 
-Status SocketRecvConnection::progress() {
-  if (!error_.ok()) return error_;
-  if (blocked_ && !ready(socket_.fd(), POLLIN)) return Status::Ok();
-  blocked_ = false;
-  while (received_ - consumed_ < nslots_) {
-    uint64_t idx = received_ % nslots_;
-    char* data = slots_.data() + idx * slotBytes_;
-    ssize_t r;
-    if (offset_ < kHeaderBytes) {
-      r = recv(socket_.fd(), reinterpret_cast<char*>(&header_) + offset_, kHeaderBytes - offset_,
-               MSG_DONTWAIT);
-    } else {
-      r = recv(socket_.fd(), data + (offset_ - kHeaderBytes), header_ - (offset_ - kHeaderBytes),
-               MSG_DONTWAIT);
+bool SocketRecvConnection::pump(int i, Status* error) {
+  Stream& s = streams_[i];
+  const int n = static_cast<int>(streams_.size());
+  bool moved = false;
+  if (s.blocked && !ready(s.socket.fd(), POLLIN)) return false;
+  s.blocked = false;
+  // Reads into `dst`; false when nothing came (and why, in *error or s.blocked).
+  auto read = [&](char* dst, size_t want) {
+    ssize_t r = recv(s.socket.fd(), dst, want, MSG_DONTWAIT);
+    if (r == 0) {
+      *error = RemoteError("connection closed by " + peerName_ + " (did it exit?)");
+      return false;
     }
-    if (r == 0) return error_ = RemoteError("connection closed by " + peerName_ + " (did it exit?)");
     if (r < 0) {
-      blocked_ = errno == EAGAIN || errno == EWOULDBLOCK;
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::Ok();
-      return error_ = ErrnoError("recv from " + peerName_, errno);
+      s.blocked = errno == EAGAIN || errno == EWOULDBLOCK;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        *error = ErrnoError("recv from " + peerName_, errno);
+      return false;
     }
-    offset_ += static_cast<size_t>(r);
-    if (offset_ < kHeaderBytes) continue;
-    if (offset_ == kHeaderBytes && (header_ & kMarkerMask) == kFailureMarker) {
-      reportedFailure_ = static_cast<int>(header_ & 0xffffffffu);
-      return error_ = RemoteError(peerName_ + " gave up because rank " +
-                                  std::to_string(reportedFailure_) + " failed");
+    s.offset += static_cast<size_t>(r);
+    moved = true;
+    return true;
+  };
+  uint64_t received = s.received.load(std::memory_order_relaxed);
+  while (received - consumed_.load(std::memory_order_acquire) < nslots_) {
+    if (s.offset < kHeaderBytes) {
+      if (!read(reinterpret_cast<char*>(&s.header) + s.offset, kHeaderBytes - s.offset)) return moved;
+      if (s.offset < kHeaderBytes) continue;
+      if ((s.header & kMarkerMask) == kFailureMarker) {
+        reportedFailure_.store(static_cast<int>(s.header & 0xffffffffu));
+        *error = RemoteError(peerName_ + " gave up because rank " +
+                             std::to_string(reportedFailure_.load()) + " failed");
+        return moved;
+      }
+      if (s.header > slotBytes_) {
+        *error = RemoteError(peerName_ + " sent a chunk of " + std::to_string(s.header) +
+                             " bytes into a slot of " + std::to_string(slotBytes_) +
+                             " (TUTTI_BUFFSIZE or TUTTI_NSTEPS differ between ranks?)");
+        return moved;
+      }
     }
-    if (offset_ == kHeaderBytes && header_ > slotBytes_)
-      return error_ = RemoteError(peerName_ + " sent a chunk of " + std::to_string(header_) +
-                         " bytes into a slot of " + std::to_string(slotBytes_) +
-                         " (TUTTI_BUFFSIZE or TUTTI_NSTEPS differ between ranks?)");
-    if (offset_ < kHeaderBytes + header_) continue;
-    sizes_[idx] = header_;
-    offset_ = 0;
-    ++received_;
+    const uint64_t idx = received % nslots_;
+    const size_t begin = pieceStart(s.header, n, i);
+    const size_t len = pieceStart(s.header, n, i + 1) - begin;
+    if (s.offset < kHeaderBytes + len) {
+      char* piece = slots_.data() + idx * slotBytes_ + begin;
+      if (!read(piece + (s.offset - kHeaderBytes), len - (s.offset - kHeaderBytes))) return moved;
+      if (s.offset < kHeaderBytes + len) continue;
+    }
+    if (i == 0) sizes_[idx] = s.header;
+    s.offset = 0;
+    s.received.store(++received, std::memory_order_release);
   }
+  return moved;
+}
+
+// A failure notice or error on one stream may overtake data still queued on
+// the others: streams that can still move data are drained first, and the
+// error is raised once nothing moves.
+bool SocketRecvConnection::pumpStreams(int first, int last, Status* error, std::vector<int>* waiting) {
+  bool moved = false;
+  for (int i = first; i < last; ++i) {
+    Stream& s = streams_[i];
+    if (!s.error.ok()) {
+      if (error->ok()) *error = s.error;
+      continue;
+    }
+    moved |= pump(i, &s.error);
+    if (!s.error.ok()) {
+      if (error->ok()) *error = s.error;
+      continue;
+    }
+    bool slotFree = s.received.load() - consumed_.load(std::memory_order_acquire) < nslots_;
+    if (waiting && slotFree) waiting->push_back(s.socket.fd());
+  }
+  return moved;
+}
+
+bool SocketRecvConnection::pumpThread(int t) {
+  std::vector<int> waiting;
+  Status error;
+  bool moved = pumpStreams(t * config_.socketsPerThread, (t + 1) * config_.socketsPerThread, &error, &waiting);
+  if (!moved && !error.ok()) {
+    (void)driver_.fail(error);
+    return false;
+  }
+  if (!moved && !waiting.empty()) {  // room for data that has not come yet
+    waitReady(waiting, POLLIN);
+    return true;
+  }
+  return moved;
+}
+
+Status SocketRecvConnection::progress() {
+  if (driver_.threaded() || driver_.failed()) return driver_.error();
+  Status error;
+  bool moved = pumpStreams(0, static_cast<int>(streams_.size()), &error, nullptr);
+  if (!moved && !error.ok()) return driver_.fail(error);
   return Status::Ok();
 }
 

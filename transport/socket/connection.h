@@ -1,72 +1,138 @@
-// Both ends of a TCP connection. Each chunk goes on the wire as an 8-byte
-// length and the payload; the receiver reads the payload straight into a free
-// slot. All I/O is non-blocking and driven by progress().
+// Both ends of a TCP connection, striped over one or more sockets (streams).
+// Each chunk is cut into one piece per stream; every stream carries its
+// piece of every chunk, in order, behind an 8-byte header holding the whole
+// chunk's size (so each end computes the same cut). The receiver reads the
+// pieces straight into a free slot; a chunk is complete when every stream
+// has delivered its piece. Streams are driven without blocking by progress()
+// or, with helper threads, by the threads (TUTTI_SOCKET_NTHREADS).
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "src/common/host_buffer.h"
 #include "src/common/socket.h"
+#include "transport/socket/streams.h"
 #include "transport/transport.h"
 
 namespace tutti {
 
+// Piece `stream` of `streams` of a chunk of `bytes`: its start (and the next
+// piece's start is its end). Cut on 4 KiB boundaries where the chunk allows.
+size_t pieceStart(size_t bytes, int streams, int stream);
+
+// Helper threads and the first error, shared by both directions' code.
+class StreamDriver {
+ public:
+  ~StreamDriver() { stop(); }
+  // Runs `work(thread)` on `threads` helper threads until stopped; work
+  // returns whether it moved anything, and sleeps itself when it could not.
+  void start(int threads, std::function<bool(int)> work);
+  void stop();
+  bool threaded() const { return !threads_.empty(); }
+  // Wakes helpers waiting for something to do.
+  void kick();
+  // A helper with nothing to do waits here until kicked (or 1 ms passes).
+  void idle();
+  Status error() const;
+  Status fail(Status st);  // records the first error, returns it
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  uint64_t kicks_ = 0;
+  Status error_;
+};
+
 class SocketSendConnection final : public SendConnection {
  public:
-  SocketSendConnection(Socket socket, HostBuffer slots, size_t slotBytes, int nslots,
-                       std::string peerName);
+  SocketSendConnection(std::vector<Socket> sockets, HostBuffer slots, size_t slotBytes, int nslots,
+                       SocketStreams streams, std::string peerName);
+  ~SocketSendConnection() override { driver_.stop(); }
   void* acquire(size_t* capacity) override;
   Status post(size_t bytes) override;
   bool sendsByReference() const override { return true; }
   Status postReference(const void* data, size_t bytes) override;
   Status progress() override;
-  bool flushed() const override { return sent_ == posted_; }
-  Status checkPeer() override { return error_; }
+  bool flushed() const override { return minSent() == posted_.load(std::memory_order_acquire); }
+  Status checkPeer() override { return driver_.error(); }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return -1; }
-  int pollFd() const override { return socket_.fd(); }
+  int pollFd() const override;
 
  private:
-  Socket socket_;
+  struct Stream {
+    Socket socket;
+    std::atomic<uint64_t> sent{0};  // chunks whose piece is fully written
+    size_t offset = 0;              // bytes of the current piece (header included) written
+    uint64_t header = 0;
+    bool blocked = false;           // the last send found the socket full
+  };
+  uint64_t minSent() const;
+  // Writes what it can of stream i; false when it could not move anything.
+  bool pump(int i, Status* error);
+  bool pumpThread(int thread);
+
+  std::vector<Stream> streams_;
   HostBuffer slots_;
   size_t slotBytes_;
   uint64_t nslots_;
+  SocketStreams config_;
   std::string peerName_;
-  uint64_t posted_ = 0;
-  uint64_t sent_ = 0;       // chunks fully written to the socket
-  size_t offset_ = 0;       // bytes of the current chunk (header included) written
+  std::atomic<uint64_t> posted_{0};
   uint64_t sizes_[64] = {};
   const char* data_[64] = {};  // each queued chunk: its slot, or the caller's memory
-  bool blocked_ = false;       // the last send found the socket full
-  Status error_;  // sticky: the first I/O error, reported by checkPeer
+  StreamDriver driver_;
 };
 
 class SocketRecvConnection final : public RecvConnection {
  public:
-  SocketRecvConnection(HostBuffer slots, size_t slotBytes, int nslots, std::string peerName);
-  void attach(Socket socket) { socket_ = std::move(socket); }
+  SocketRecvConnection(HostBuffer slots, size_t slotBytes, int nslots, SocketStreams streams,
+                       std::string peerName);
+  ~SocketRecvConnection() override { driver_.stop(); }
+  // Takes the accepted sockets (stream order) and starts any helper threads.
+  void attach(std::vector<Socket> sockets);
   const void* peek(size_t* bytes) override;
   Status release() override;
   Status progress() override;
-  Status checkPeer() override { return error_; }
+  Status checkPeer() override { return driver_.error(); }
   void notifyFailure(int failedRank) override;
-  int reportedFailure() const override { return reportedFailure_; }
-  int pollFd() const override { return socket_.fd(); }
+  int reportedFailure() const override { return reportedFailure_.load(); }
+  int pollFd() const override;
 
  private:
-  Socket socket_;
+  struct Stream {
+    Socket socket;
+    std::atomic<uint64_t> received{0};  // chunks whose piece has arrived
+    size_t offset = 0;
+    uint64_t header = 0;
+    bool blocked = false;
+    Status error;  // this stream is done: closed, failed, or a failure notice came
+  };
+  uint64_t minReceived() const;
+  bool pump(int i, Status* error);
+  bool pumpStreams(int first, int last, Status* error, std::vector<int>* waiting);
+  bool pumpThread(int thread);
+
+  std::vector<Stream> streams_;
   HostBuffer slots_;
   size_t slotBytes_;
   uint64_t nslots_;
+  SocketStreams config_;
   std::string peerName_;
-  int reportedFailure_ = -1;
-  uint64_t received_ = 0;   // complete chunks
-  uint64_t consumed_ = 0;
-  size_t offset_ = 0;       // bytes of the incoming chunk (header included) read
-  uint64_t header_ = 0;
-  uint64_t sizes_[64] = {};
-  bool blocked_ = false;  // the last recv found nothing
-  Status error_;
+  std::atomic<int> reportedFailure_{-1};
+  std::atomic<uint64_t> consumed_{0};
+  uint64_t sizes_[64] = {};  // written by stream 0's reader, read once complete
+  StreamDriver driver_;
 };
 
 }  // namespace tutti

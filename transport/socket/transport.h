@@ -1,20 +1,24 @@
 // TCP transport: works between any two ranks that can reach each other's
-// chosen interface. One listener per communicator accepts every incoming
-// connection; a hello naming the connection id pairs it with its receiver.
+// chosen interfaces. One listener per interface (NIC) accepts every incoming
+// socket; a hello naming the connection id and stream index pairs it with its
+// receiver. Channels spread over the NICs through ConnectionSpec::nic.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "src/common/interfaces.h"
 #include "src/common/socket.h"
+#include "transport/socket/streams.h"
 #include "transport/transport.h"
 
 namespace tutti {
 
 class SocketTransport final : public Transport {
  public:
-  static Result<std::unique_ptr<SocketTransport>> create(const NetInterface& iface);
+  static Result<std::unique_ptr<SocketTransport>> create(const std::vector<NetInterface>& ifaces,
+                                                         SocketStreams streams = {});
   const char* name() const override { return "socket"; }
   bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
@@ -24,10 +28,16 @@ class SocketTransport final : public Transport {
   Status accept(const ConnectionSpec& spec, RecvConnection& connection) override;
 
  private:
+  struct Listener {
+    NetInterface iface;
+    Socket socket;
+    // Sockets that arrived before their accept(), by connection id.
+    std::map<uint32_t, std::vector<Socket>> early;
+  };
   SocketTransport() = default;
-  Socket listener_;
-  NetInterface iface_;
-  std::map<uint32_t, Socket> early_;  // connections that arrived before their accept()
+  Listener& listenerFor(const ConnectionSpec& spec) { return listeners_[spec.nic % listeners_.size()]; }
+  std::vector<Listener> listeners_;
+  SocketStreams streams_;
 };
 
 }  // namespace tutti

@@ -1,0 +1,25 @@
+// Shared by the ring and tree planners.
+#pragma once
+
+#include <vector>
+
+#include "src/plan/planner.h"
+
+namespace tutti {
+
+struct Slice {
+  size_t begin;
+  size_t count;
+};
+
+// Channel c's part of [lo, lo + len) when split over `nchannels`.
+inline Slice channelSlice(size_t lo, size_t len, int nchannels, int c, size_t elemSize) {
+  size_t b = blockStart(len, nchannels, c, elemSize), e = blockStart(len, nchannels, c + 1, elemSize);
+  return Slice{lo + b, e - b};
+}
+
+void planRingChannel(const PlanRequest& r, int channel, std::vector<Step>* steps);
+// Trees may need two programs on one channel (reduce up, broadcast down).
+void planTreeChannel(const PlanRequest& r, int channel, Plan* plan);
+
+}  // namespace tutti

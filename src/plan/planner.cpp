@@ -1,0 +1,45 @@
+#include "src/plan/planner.h"
+
+#include "src/plan/plan_internal.h"
+
+namespace tutti {
+
+bool algorithmSupports(Algorithm algorithm, Collective collective) {
+  if (algorithm == Algorithm::kRing) return collective != Collective::kSend && collective != Collective::kRecv;
+  return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
+         collective == Collective::kReduce;
+}
+
+void buildPlan(const PlanRequest& r, Plan* plan) {
+  plan->collective = r.collective;
+  plan->algorithm = r.algorithm;
+  if (r.collective == Collective::kSend || r.collective == Collective::kRecv) {
+    plan->channels.resize(1);
+    ChannelProgram& ch = plan->channels[0];
+    ch.channel = kP2PChannel;
+    ch.steps.clear();
+    if (r.collective == Collective::kSend)
+      addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
+    else
+      addStep(&ch.steps, StepKind::kRecv, r.peer, -1, 0, 0, r.count);
+    return;
+  }
+  PlanRequest req = r;
+  req.nchannels = r.nchannels < 1 ? 1 : r.nchannels;
+  if (req.algorithm == Algorithm::kTree && req.layout && req.nranks > 1 &&
+      algorithmSupports(Algorithm::kTree, req.collective)) {
+    // Tree programs vary in number per channel: rebuild the list.
+    plan->channels.clear();
+    for (int c = 0; c < req.nchannels; ++c) planTreeChannel(req, c, plan);
+    return;
+  }
+  plan->algorithm = Algorithm::kRing;
+  plan->channels.resize(req.nchannels);
+  for (int c = 0; c < req.nchannels; ++c) {
+    plan->channels[c].channel = c;
+    plan->channels[c].steps.clear();
+    planRingChannel(req, c, &plan->channels[c].steps);
+  }
+}
+
+}  // namespace tutti

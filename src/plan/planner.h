@@ -1,0 +1,42 @@
+// Builds one rank's Plan for one call: ring or tree, over the channels the
+// cost model chose. Rings follow a given order per channel (nodes kept
+// together); trees follow the double binary tree of the node layout. Each
+// channel runs the algorithm over its own slice of the data, over its own
+// connections, independently of the others.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "src/plan/layout.h"
+#include "src/plan/plan.h"
+
+namespace tutti {
+
+struct PlanRequest {
+  Collective collective = Collective::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  int nranks = 1;
+  int rank = 0;
+  int root = 0;         // broadcast, reduce
+  size_t count = 0;     // allreduce/broadcast/reduce: elements; allgather: per-rank send
+                        // count; reducescatter: per-rank receive count
+  int nchannels = 1;
+  int peer = -1;        // send, recv
+  size_t elemSize = 4;  // bytes per element, for cache-line aligned blocks
+  // Ring order of each channel (channel c uses rings[c % size]); null: rank order.
+  const std::vector<std::vector<int>>* rings = nullptr;
+  const NodeLayout* layout = nullptr;  // required for trees
+};
+
+// Fills `plan` (reusing its storage, so steady-state calls do not allocate).
+void buildPlan(const PlanRequest& request, Plan* plan);
+
+// Whether `algorithm` implements `collective` (trees: allreduce, broadcast, reduce).
+bool algorithmSupports(Algorithm algorithm, Collective collective);
+
+// Start of block j of n over count elements: balanced, and on 64-byte
+// boundaries where the count allows (whole cache lines per rank).
+size_t blockStart(size_t count, int n, int j, size_t elemSize);
+
+}  // namespace tutti

@@ -1,0 +1,188 @@
+#include "src/plan/tuner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "src/plan/planner.h"
+#include "src/plan/tree.h"
+
+namespace tutti {
+
+namespace {
+
+constexpr uint8_t kAll = (1u << kNumAlgorithms) - 1;
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  return out;
+}
+
+// "ring,tree" or "^tree" -> a bit set of algorithms.
+Result<uint8_t> parseAlgoList(const std::string& list) {
+  std::string body = list;
+  bool exclude = !body.empty() && body[0] == '^';
+  if (exclude) body = body.substr(1);
+  uint8_t bits = 0;
+  for (const std::string& name : split(body, ',')) {
+    if (name.empty()) continue;
+    if (name == "ring") bits |= 1u << static_cast<int>(Algorithm::kRing);
+    else if (name == "tree") bits |= 1u << static_cast<int>(Algorithm::kTree);
+    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring and tree)");
+  }
+  return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
+}
+
+const char* const kCollectiveNames[kNumCollectives] = {"allreduce", "allgather", "broadcast",
+                                                       "reduce", "reducescatter"};
+
+double ceilDiv(double a, double b) { return std::ceil(a / b); }
+
+}  // namespace
+
+AlgoFilter::AlgoFilter() { std::fill(std::begin(allowed_), std::end(allowed_), kAll); }
+
+Result<AlgoFilter> AlgoFilter::parse(const std::string& raw) {
+  AlgoFilter f;
+  std::string spec = lower(trim(raw));
+  if (spec.empty()) return f;
+  if (spec.find(':') == std::string::npos) {
+    TUTTI_ASSIGN_OR_RETURN(uint8_t bits, parseAlgoList(spec));
+    std::fill(std::begin(f.allowed_), std::end(f.allowed_), bits);
+  } else {
+    for (const std::string& part : split(spec, ';')) {
+      if (part.empty()) continue;
+      size_t colon = part.find(':');
+      if (colon == std::string::npos)
+        return InvalidArgument("TUTTI_ALGO: \"" + part + "\" needs the form collective:algorithms");
+      std::string coll = trim(part.substr(0, colon));
+      int index = -1;
+      for (int i = 0; i < kNumCollectives; ++i)
+        if (coll == kCollectiveNames[i]) index = i;
+      if (index < 0)
+        return InvalidArgument("TUTTI_ALGO: unknown collective \"" + coll +
+                               "\" (allreduce, allgather, broadcast, reduce, reducescatter)");
+      TUTTI_ASSIGN_OR_RETURN(f.allowed_[index], parseAlgoList(trim(part.substr(colon + 1))));
+    }
+  }
+  for (int i = 0; i < kNumCollectives; ++i)
+    if (f.allowed_[i] == 0)
+      return InvalidArgument("TUTTI_ALGO=\"" + raw + "\" leaves no algorithm for " + kCollectiveNames[i]);
+  return f;
+}
+
+bool AlgoFilter::allows(Collective c, Algorithm a) const {
+  int i = static_cast<int>(c);
+  if (i >= kNumCollectives) return a == Algorithm::kRing;
+  return allowed_[i] & (1u << static_cast<int>(a));
+}
+
+TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<int>& ring,
+                                    int maxChannels, bool channelsForced, size_t maxChunkBytes) {
+  TuneContext t;
+  t.nranks = layout.nranks();
+  t.nnodes = layout.nnodes();
+  t.ranksPerNode = layout.maxRanksPerNode();
+  t.ringCrossings = layout.crossings(ring);
+  for (int which = 0; which < 2; ++which)
+    t.treeDepth = std::max(t.treeDepth, tutti::treeDepth(buildNodeTree(layout.nnodes(), which)));
+  // Typical costs measured on commodity hosts: shared memory inside a node,
+  // kernel TCP between nodes (one stream per channel).
+  t.intra = {1.5, 0.5, 5.0, 10.0};
+  t.net = {15.0, 4.0, 1.5, layout.minNetGbps() / 8.0 * 0.9};
+  // Ranks outnumbering cores: every hop waits for a context switch.
+  if (layout.oversubscription() > 1.0) {
+    t.intra.latencyUs += 10.0;
+    t.net.latencyUs += 10.0;
+  }
+  t.maxChannels = maxChannels;
+  t.channelsForced = channelsForced;
+  t.maxChunkBytes = maxChunkBytes;
+  return t;
+}
+
+double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch,
+                 size_t chunk) {
+  const double n = t.nranks;
+  const double S = static_cast<double>(bytes);
+  const bool multiNode = t.nnodes > 1;
+  auto bytesPerUs = [](double gbs) { return gbs * 1e3; };
+  const double intraBw = std::min(nch * t.intra.channelGBs, t.intra.linkGBs);
+  const double netBw = std::min(nch * t.net.channelGBs, t.net.linkGBs);
+  if (n <= 1) return S / bytesPerUs(t.intra.linkGBs);
+
+  if (a == Algorithm::kRing) {
+    const double f = static_cast<double>(t.ringCrossings) / n;  // share of hops between nodes
+    const double hopLat = f * t.net.latencyUs + (1 - f) * t.intra.latencyUs;
+    const double hopOver = f * t.net.chunkOverheadUs + (1 - f) * t.intra.chunkOverheadUs;
+    const bool rooted = c == Collective::kBroadcast || c == Collective::kReduce;
+    const double steps = c == Collective::kAllReduce ? 2 * (n - 1) : rooted ? 1 : n - 1;
+    const double hops = c == Collective::kAllReduce ? 2 * (n - 1) : n - 1;
+    const double block = rooted ? S / nch : S / n / nch;  // what one step moves per channel
+    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
+    const double chunks = ceilDiv(block, chunkEff);
+    const double moved = steps * block * nch;  // bytes each rank sends
+    // Every node's NIC carries its share of the ring's crossings.
+    const double perNic = multiNode ? static_cast<double>(t.ringCrossings) / t.nnodes : 0;
+    double bwTime = moved / bytesPerUs(intraBw);
+    if (multiNode) bwTime = std::max(bwTime, moved * perNic / bytesPerUs(netBw));
+    const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
+    return hops * hopLat + steps * chunks * nch * hopOver + bwTime + fill;
+  }
+
+  // Tree: up the intra-node chain and across the node tree (and back down
+  // for all-reduce); each node's links carry the whole message each way.
+  // Inside one node the chain is as long as the ring: trees are for crossing
+  // nodes (as in NCCL).
+  if (!multiNode) return 1e30;
+  const double ways = c == Collective::kAllReduce ? 2 : 1;
+  const double chain = t.ranksPerNode - 1;
+  const double lat = ways * (t.treeDepth * t.net.latencyUs + chain * t.intra.latencyUs);
+  const double perChannel = S / nch;
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), perChannel));
+  const double chunks = ceilDiv(perChannel, chunkEff);
+  const double stepsPerChunk = ways * 3;  // a node head: up to three children
+  const double over = chunks * nch * stepsPerChunk *
+                      (multiNode ? t.net.chunkOverheadUs : t.intra.chunkOverheadUs);
+  constexpr double kTreeEfficiency = 0.8;  // fan-in and fan-out share one thread
+  double bwTime = ways * S / bytesPerUs(intraBw) / kTreeEfficiency;
+  if (multiNode) bwTime = std::max(bwTime, ways * S / bytesPerUs(netBw) / kTreeEfficiency);
+  const double hops = ways * (t.treeDepth + chain);
+  const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
+  return lat + over + bwTime + fill;
+}
+
+TuneChoice tune(const TuneContext& t, Collective c, size_t bytes) {
+  TuneChoice best;
+  best.predictedUs = -1;
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+    if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
+    for (int nch = t.channelsForced ? t.maxChannels : 1; nch <= t.maxChannels; ++nch)
+      for (size_t chunk = t.maxChunkBytes; chunk >= 4096 && chunk * 32 >= t.maxChunkBytes; chunk /= 2) {
+        double us = predictUs(t, c, bytes, a, nch, chunk);
+        if (best.predictedUs < 0 || us < best.predictedUs * 0.999) {
+          best = {a, nch, chunk, us};
+        }
+      }
+  }
+  if (best.predictedUs < 0) best = {Algorithm::kRing, t.channelsForced ? t.maxChannels : 1, t.maxChunkBytes, 0};
+  return best;
+}
+
+}  // namespace tutti

@@ -1,0 +1,74 @@
+// The cost model: predicts how long each algorithm takes for a call, from the
+// node layout and per-link costs, and picks the algorithm, channel count and
+// chunk size. TUTTI_ALGO restricts the algorithms (NCCL's grammar);
+// TUTTI_NCHANNELS fixes the channel count.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "src/common/status.h"
+#include "src/plan/layout.h"
+#include "src/plan/plan.h"
+
+namespace tutti {
+
+constexpr int kNumCollectives = 5;  // allreduce .. reducescatter: the ones with algorithms
+
+// Which algorithms each collective may use. Parsed from NCCL's grammar:
+// "ring,tree", "^tree", "allreduce:tree;broadcast:ring" (case does not matter).
+class AlgoFilter {
+ public:
+  AlgoFilter();
+  static Result<AlgoFilter> parse(const std::string& spec);
+  bool allows(Collective c, Algorithm a) const;
+
+ private:
+  uint8_t allowed_[kNumCollectives];  // bit per Algorithm
+};
+
+// What one kind of link costs (microseconds, GB/s per direction).
+struct LinkCost {
+  double latencyUs;      // one hop for the first byte, wake-up included
+  double chunkOverheadUs;  // per chunk per step: syscalls, flags, bookkeeping
+  double channelGBs;     // what one channel (one thread, one stream) can drive
+  double linkGBs;        // what the link carries in all
+};
+
+// Everything the model needs about the communicator; call-independent.
+struct TuneContext {
+  int nranks = 1;
+  int nnodes = 1;
+  int ranksPerNode = 1;
+  int ringCrossings = 0;  // node crossings of one ring
+  int treeDepth = 0;      // node edges from the deepest leaf to the root
+  LinkCost intra{};
+  LinkCost net{};
+  int maxChannels = 2;
+  bool channelsForced = false;
+  size_t maxChunkBytes = 128 << 10;
+  AlgoFilter filter;
+
+  // Costs from the layout: shared memory inside nodes, sockets between them,
+  // hops made dearer when ranks outnumber cores.
+  static TuneContext fromLayout(const NodeLayout& layout, const std::vector<int>& ring,
+                                int maxChannels, bool channelsForced, size_t maxChunkBytes);
+};
+
+struct TuneChoice {
+  Algorithm algorithm = Algorithm::kRing;
+  int nchannels = 1;
+  size_t chunkBytes = 0;
+  double predictedUs = 0;
+};
+
+// Predicted time of one call moving `bytes` (NCCL's size: the larger of the
+// send and receive buffers) with the given settings.
+double predictUs(const TuneContext& ctx, Collective c, size_t bytes, Algorithm a, int nchannels,
+                 size_t chunkBytes);
+
+// The fastest allowed settings. Collectives without a tree use rings.
+TuneChoice tune(const TuneContext& ctx, Collective c, size_t bytes);
+
+}  // namespace tutti

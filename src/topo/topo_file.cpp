@@ -1,0 +1,46 @@
+#include <fstream>
+#include <sstream>
+
+#include "src/common/config.h"
+#include "src/common/log.h"
+#include "src/topo/topology.h"
+
+namespace tutti {
+
+Result<TopoGraph> readTopologyFile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return InvalidArgument("cannot read topology file " + path);
+  std::stringstream text;
+  text << f.rdbuf();
+  auto json = Json::parse(text.str());
+  if (!json.ok()) return json.status().withContext("topology file " + path);
+  auto graph = TopoGraph::fromJson(json.value());
+  if (!graph.ok()) return graph.status().withContext("topology file " + path);
+  return graph;
+}
+
+Status writeTopologyFile(const TopoGraph& graph, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) return InvalidArgument("cannot write topology file " + path);
+  f << graph.toJson().dump() << "\n";
+  if (!f) return InvalidArgument("writing topology file " + path + " failed");
+  return Status::Ok();
+}
+
+Result<TopoGraph> loadTopology() {
+  std::string file = tunableString("TOPO_FILE");
+  TopoGraph graph;
+  if (!file.empty()) {
+    TUTTI_ASSIGN_OR_RETURN(graph, readTopologyFile(file));
+    TUTTI_INFO(kSubsysInit, "topology read from %s (TUTTI_TOPO_FILE)", file.c_str());
+  } else {
+    std::vector<std::string> notes;
+    graph = detectTopology(&notes);
+    for (const auto& n : notes) TUTTI_INFO(kSubsysInit, "topology: %s", n.c_str());
+  }
+  std::string dump = tunableString("TOPO_DUMP_FILE");
+  if (!dump.empty()) TUTTI_RETURN_IF_ERROR(writeTopologyFile(graph, expandPathPattern(dump)));
+  return graph;
+}
+
+}  // namespace tutti

@@ -1,0 +1,312 @@
+// Ring and tree plans, checked two ways without any network: structurally
+// (every send has a matching receive of the same size, in order) and by
+// running every rank's plan through the real executor over in-memory
+// connections, one thread for all ranks, with tiny slots so chunking and
+// pipelining are exercised at every size. Layouts are synthetic: several
+// nodes, ranks blocked or interleaved over them.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <tuple>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+#include "src/exec/executor.h"
+#include "src/plan/planner.h"
+
+namespace tutti {
+namespace {
+
+// A slot ring shared by one sender and one receiver, in this process.
+struct MemoryPipe {
+  size_t slotBytes;
+  int nslots;
+  std::vector<std::vector<char>> slots;
+  std::vector<size_t> sizes;
+  uint64_t posted = 0, consumed = 0;
+  MemoryPipe(size_t bytes, int n) : slotBytes(bytes), nslots(n), slots(n, std::vector<char>(bytes)), sizes(n) {}
+};
+
+class MemorySend final : public SendConnection {
+ public:
+  explicit MemorySend(MemoryPipe* p) : p_(p) {}
+  void* acquire(size_t* cap) override {
+    if (p_->posted - p_->consumed >= static_cast<uint64_t>(p_->nslots)) return nullptr;
+    *cap = p_->slotBytes;
+    return p_->slots[p_->posted % p_->nslots].data();
+  }
+  Status post(size_t bytes) override {
+    p_->sizes[p_->posted % p_->nslots] = bytes;
+    ++p_->posted;
+    return Status::Ok();
+  }
+  Status progress() override { return Status::Ok(); }
+  bool flushed() const override { return true; }
+  Status checkPeer() override { return Status::Ok(); }
+  void notifyFailure(int) override {}
+  int reportedFailure() const override { return -1; }
+
+ private:
+  MemoryPipe* p_;
+};
+
+class MemoryRecv final : public RecvConnection {
+ public:
+  explicit MemoryRecv(MemoryPipe* p) : p_(p) {}
+  const void* peek(size_t* bytes) override {
+    if (p_->consumed == p_->posted) return nullptr;
+    *bytes = p_->sizes[p_->consumed % p_->nslots];
+    return p_->slots[p_->consumed % p_->nslots].data();
+  }
+  Status release() override {
+    ++p_->consumed;
+    return Status::Ok();
+  }
+  Status progress() override { return Status::Ok(); }
+  Status checkPeer() override { return Status::Ok(); }
+  void notifyFailure(int) override {}
+  int reportedFailure() const override { return -1; }
+
+ private:
+  MemoryPipe* p_;
+};
+
+// Connections between any two ranks on any channel, made on first use:
+// pipe (c, from, to) carries from -> to on channel c.
+class MemoryFabric {
+ public:
+  explicit MemoryFabric(int n) {
+    for (int r = 0; r < n; ++r) links_.push_back(std::make_unique<RankLinks>(this, r));
+  }
+  Links* links(int rank) { return links_[rank].get(); }
+
+ private:
+  struct Ends {
+    std::unique_ptr<MemoryPipe> pipe;
+    std::unique_ptr<MemorySend> send;
+    std::unique_ptr<MemoryRecv> recv;
+  };
+  Ends& ends(int c, int from, int to) {
+    Ends& e = pipes_[{c, from, to}];
+    if (!e.pipe) {
+      e.pipe = std::make_unique<MemoryPipe>(64, 3);  // 16 int32 per chunk, 3 slots
+      e.send = std::make_unique<MemorySend>(e.pipe.get());
+      e.recv = std::make_unique<MemoryRecv>(e.pipe.get());
+    }
+    return e;
+  }
+  struct RankLinks final : Links {
+    RankLinks(MemoryFabric* f, int rank) : fabric(f), rank(rank) {}
+    SendConnection* sendTo(int c, int peer) override { return fabric->ends(c, rank, peer).send.get(); }
+    RecvConnection* recvFrom(int c, int peer) override { return fabric->ends(c, peer, rank).recv.get(); }
+    std::string describePeer(int peer) const override { return "rank " + std::to_string(peer); }
+    void notifyFailure(int) override {}
+    MemoryFabric* fabric;
+    int rank;
+  };
+  std::map<std::tuple<int, int, int>, Ends> pipes_;
+  std::vector<std::unique_ptr<RankLinks>> links_;
+};
+
+// How a simulated job is laid out and which algorithm it runs.
+struct Job {
+  int nodes = 1;
+  int perNode = 1;
+  bool interleaved = false;
+  Algorithm algorithm = Algorithm::kRing;
+  RingOrder order = RingOrder::kTopo;
+  int channels = 1;
+  int n() const { return nodes * perNode; }
+};
+
+// Runs `coll` on int32 data where rank r's input element i is r*1000003 + i,
+// and returns every rank's output.
+std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size_t count, int root,
+                                           bool inPlace, RedOp op = RedOp::kSum) {
+  const int n = job.n();
+  size_t inElems = coll == Collective::kReduceScatter ? count * n : count;
+  size_t outElems = coll == Collective::kAllGather ? count * n : count;
+  NodeLayout layout = NodeLayout::uniform(job.nodes, job.perNode, job.interleaved, 1, 10, 4);
+  std::vector<std::vector<int>> rings;
+  for (int c = 0; c < job.channels; ++c) rings.push_back(layout.ring(c, job.order));
+  MemoryFabric fabric(n);
+  std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(outElems + inElems, -1));
+  std::vector<Plan> plans(n);
+  std::vector<Work> works(n);
+  for (int r = 0; r < n; ++r) {
+    in[r].resize(inElems);
+    for (size_t i = 0; i < inElems; ++i) in[r][i] = static_cast<int32_t>(r * 1000003 + i);
+    PlanRequest req;
+    req.collective = coll;
+    req.algorithm = job.algorithm;
+    req.nranks = n;
+    req.rank = r;
+    req.root = root;
+    req.count = count;
+    req.nchannels = job.channels;
+    req.rings = &rings;
+    req.layout = &layout;
+    buildPlan(req, &plans[r]);
+    Work& w = works[r];
+    w.plan = &plans[r];
+    w.dtype = DataType::kInt32;
+    w.op = op;
+    w.nranks = n;
+    w.rank = r;
+    w.links = fabric.links(r);
+    w.chunkBytes = 64;
+    if (inPlace) {
+      size_t at = coll == Collective::kAllGather ? r * count : 0;
+      std::copy(in[r].begin(), in[r].end(), out[r].begin() + at);
+      w.input = out[r].data() + at;
+      w.output = coll == Collective::kReduceScatter ? out[r].data() + r * count : out[r].data();
+    } else {
+      w.input = in[r].data();
+      w.output = out[r].data();
+    }
+  }
+  Status st = execute(works.data(), works.size(), hostReducer(), ExecOptions{0, 10});
+  EXPECT_TRUE(st.ok()) << st.message();
+  for (int r = 0; r < n; ++r) {
+    if (inPlace && coll == Collective::kReduceScatter)
+      out[r].erase(out[r].begin(), out[r].begin() + r * count);
+    out[r].resize(outElems);
+  }
+  return out;
+}
+
+int32_t input(int r, size_t i) { return static_cast<int32_t>(r * 1000003 + i); }
+
+struct Shape {
+  int nodes;
+  int perNode;
+  bool interleaved;
+  size_t count;
+  int channels;
+};
+
+std::string describe(const Shape& s) {
+  return std::to_string(s.nodes) + "x" + std::to_string(s.perNode) + (s.interleaved ? "i" : "") +
+         "_n" + std::to_string(s.count) + "_c" + std::to_string(s.channels);
+}
+
+// Every collective on every algorithm that implements it, checked against
+// the definitions.
+void checkAll(const Shape& s, Algorithm algorithm, RingOrder order) {
+  Job job{s.nodes, s.perNode, s.interleaved, algorithm, order, s.channels};
+  const int n = job.n();
+  for (bool inPlace : {false, true})
+    for (int root : {0, n - 1, n / 2}) {
+      std::string where = describe(s) + " " + algorithmName(algorithm) + (inPlace ? " in place" : "") +
+                          " root " + std::to_string(root);
+      auto ar = simulate(Collective::kAllReduce, job, s.count, 0, inPlace);
+      auto bc = simulate(Collective::kBroadcast, job, s.count, root, inPlace);
+      auto rd = simulate(Collective::kReduce, job, s.count, root, inPlace);
+      bool ringOnly = algorithm == Algorithm::kRing;
+      std::vector<std::vector<int32_t>> ag, rs;
+      if (ringOnly) {
+        ag = simulate(Collective::kAllGather, job, s.count, 0, inPlace);
+        rs = simulate(Collective::kReduceScatter, job, s.count, 0, inPlace);
+      }
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < s.count; ++i) {
+          int32_t sum = 0;
+          for (int q = 0; q < n; ++q) sum += input(q, i);
+          ASSERT_EQ(ar[r][i], sum) << where << " allreduce rank " << r << " i " << i;
+          ASSERT_EQ(bc[r][i], input(root, i)) << where << " broadcast rank " << r << " i " << i;
+          if (r == root) ASSERT_EQ(rd[r][i], sum) << where << " reduce i " << i;
+          if (!ringOnly) continue;
+          int32_t rsSum = 0;
+          for (int q = 0; q < n; ++q) rsSum += input(q, r * s.count + i);
+          ASSERT_EQ(rs[r][i], rsSum) << where << " reducescatter rank " << r << " i " << i;
+          for (int q = 0; q < n; ++q)
+            ASSERT_EQ(ag[r][q * s.count + i], input(q, i)) << where << " allgather rank " << r;
+        }
+    }
+}
+
+class PlanSim : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(PlanSim, RingsInRankOrder) { checkAll(GetParam(), Algorithm::kRing, RingOrder::kRank); }
+TEST_P(PlanSim, RingsKeepingNodesTogether) { checkAll(GetParam(), Algorithm::kRing, RingOrder::kTopo); }
+TEST_P(PlanSim, DoubleBinaryTrees) { checkAll(GetParam(), Algorithm::kTree, RingOrder::kTopo); }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
+                         ::testing::Values(Shape{1, 1, false, 5, 1}, Shape{2, 1, false, 0, 1},
+                                           Shape{2, 1, false, 1, 1}, Shape{3, 1, false, 7, 2},
+                                           Shape{1, 4, false, 1023, 1}, Shape{5, 1, false, 1000, 3},
+                                           Shape{4, 2, false, 777, 2}, Shape{3, 2, true, 500, 4},
+                                           Shape{3, 3, true, 333, 3}, Shape{7, 1, false, 130, 2},
+                                           Shape{6, 2, true, 65, 2}, Shape{3, 1, false, 20000, 4}),
+                         [](const auto& info) { return describe(info.param); });
+
+TEST(RingPlan, StepsPairUp) {
+  // What a rank sends to its ring successor on a channel, the successor
+  // receives, chunk for chunk.
+  NodeLayout layout = NodeLayout::uniform(3, 2, true, 1, 10, 4);
+  std::vector<std::vector<int>> rings{layout.ring(0, RingOrder::kTopo), layout.ring(1, RingOrder::kTopo)};
+  for (Collective coll : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast,
+                          Collective::kReduce, Collective::kReduceScatter}) {
+    const int n = 6;
+    std::vector<Plan> plans(n);
+    for (int r = 0; r < n; ++r) {
+      PlanRequest req;
+      req.collective = coll;
+      req.nranks = n;
+      req.rank = r;
+      req.root = 1;
+      req.count = 1000;
+      req.nchannels = 2;
+      req.rings = &rings;
+      buildPlan(req, &plans[r]);
+    }
+    for (int c = 0; c < 2; ++c)
+      for (int pos = 0; pos < n; ++pos) {
+        int r = rings[c][pos], next = rings[c][(pos + 1) % n];
+        std::vector<size_t> sent, received;
+        for (const Step& s : plans[r].channels[c].steps)
+          if (s.sendPeer >= 0) {
+            EXPECT_EQ(s.sendPeer, next);
+            sent.push_back(s.count);
+          }
+        for (const Step& s : plans[next].channels[c].steps)
+          if (s.recvPeer >= 0) received.push_back(s.count);
+        EXPECT_EQ(sent, received) << collectiveName(coll) << " rank " << r;
+      }
+  }
+}
+
+TEST(RingPlan, AllReduceHasTwoNMinusOneSteps) {
+  Plan p;
+  PlanRequest req;
+  req.nranks = 5;
+  req.rank = 2;
+  req.count = 5000;
+  buildPlan(req, &p);
+  ASSERT_EQ(p.channels.size(), 1u);
+  EXPECT_EQ(p.channels[0].steps.size(), 9u);
+  int finals = 0;
+  for (const Step& s : p.channels[0].steps) finals += s.final;
+  EXPECT_EQ(finals, 1);
+  EXPECT_NE(p.toString().find("recvReduceCopySend"), std::string::npos);
+}
+
+TEST(RingPlan, BlocksAreCacheLineAligned) {
+  for (int j = 1; j < 7; ++j) EXPECT_EQ(blockStart(100003, 7, j, 4) % 16, 0u);
+  EXPECT_EQ(blockStart(100003, 7, 7, 4), 100003u);
+  EXPECT_EQ(blockStart(5, 4, 2, 4), 0u);  // tiny counts land in the last block
+}
+
+TEST(Plans, AvgDividesOnceAtTheEnd) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+    auto out = simulate(Collective::kAllReduce, Job{3, 1, false, a}, 50, 0, false, RedOp::kAvg);
+    for (int r = 0; r < 3; ++r)
+      for (size_t i = 0; i < 50; ++i)
+        ASSERT_EQ(out[r][i], (input(0, i) + input(1, i) + input(2, i)) / 3) << algorithmName(a);
+  }
+}
+
+}  // namespace
+}  // namespace tutti

@@ -1,0 +1,238 @@
+// Topology graphs (detection, JSON round trip, a synthetic machine), node
+// layouts and their rings, double binary trees, and the cost model's choices,
+// all on synthetic inputs so they hold on any machine.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "src/plan/layout.h"
+#include "src/plan/planner.h"
+#include "src/plan/tree.h"
+#include "src/plan/tuner.h"
+#include "src/topo/topology.h"
+
+namespace tutti {
+namespace {
+
+const std::string kSynthetic = std::string(TUTTI_TEST_DATA) + "/synthetic_2numa_8gpu_4nic.json";
+
+TEST(Topology, DetectsThisMachine) {
+  std::vector<std::string> notes;
+  TopoGraph g = detectTopology(&notes);
+  EXPECT_GE(g.count(TopoKind::kPackage), 1);
+  EXPECT_GE(g.count(TopoKind::kNuma), 1);
+  for (const TopoNode* nic : g.ofKind(TopoKind::kNic)) {
+    EXPECT_FALSE(nic->addresses.empty()) << nic->name;
+    // Every NIC hangs off the CPU side somewhere.
+    EXPECT_GT(g.pathBandwidth(nic->id, "machine"), 0) << nic->name;
+  }
+}
+
+TEST(Topology, JsonRoundTrip) {
+  auto g = readTopologyFile(kSynthetic);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto again = TopoGraph::fromJson(Json::parse(g->toJson().dump()).value());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->toJson().dump(), g->toJson().dump());
+}
+
+TEST(Topology, SyntheticMachine) {
+  auto g = readTopologyFile(kSynthetic);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->count(TopoKind::kNuma), 2);
+  EXPECT_EQ(g->count(TopoKind::kGpu), 8);
+  EXPECT_EQ(g->count(TopoKind::kNic), 4);
+  // GPU to GPU over NVSwitch beats any PCI path; GPU to its own NIC is PCI,
+  // to a NIC on the other socket crosses the inter-socket link.
+  EXPECT_DOUBLE_EQ(g->pathBandwidth("gpu0", "gpu7"), 450);
+  EXPECT_DOUBLE_EQ(g->pathBandwidth("gpu0", "nic:ib0"), 24);
+  g->link("gpu0", "nvswitch:0000:c0:00.0", LinkKind::kNvlink, 0);  // no-op addition
+  TopoGraph cpuOnly;
+  for (const auto& n : g->nodes())
+    if (n.kind != TopoKind::kGpu) cpuOnly.add(n);
+  for (const auto& l : g->links())
+    if (l.kind != LinkKind::kNvlink && cpuOnly.find(l.a) && cpuOnly.find(l.b))
+      cpuOnly.link(l.a, l.b, l.kind, l.bandwidthGBs);
+  EXPECT_DOUBLE_EQ(cpuOnly.pathBandwidth("nic:ib0", "nic:ib3"), 20);
+}
+
+TEST(Topology, BadFilesSayWhatIsWrong) {
+  auto bad = Json::parse("{\"nodes\": [ {\"id\": \"x\", \"kind\": \"toaster\"} ]}");
+  ASSERT_TRUE(bad.ok());
+  auto g = TopoGraph::fromJson(bad.value());
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("toaster"), std::string::npos);
+  auto syntax = Json::parse("{\"nodes\": [\n  {\"id\" \"x\"} ]}");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_NE(syntax.status().message().find("line 2"), std::string::npos) << syntax.status().message();
+  EXPECT_FALSE(readTopologyFile("/nonexistent/topo.json").ok());
+}
+
+TEST(Layout, GroupsRanksByNode) {
+  NodeLayout l = NodeLayout::uniform(3, 2, true, 1, 10, 4);  // rank r on node r % 3
+  EXPECT_EQ(l.nnodes(), 3);
+  EXPECT_EQ(l.ranksOf(0), (std::vector<int>{0, 3}));
+  EXPECT_EQ(l.nodeOf(4), 1);
+  EXPECT_EQ(l.localIndex(4), 1);
+}
+
+// Every rank exactly once; with nodes kept together, exactly one entry and
+// one exit per node; channels leave each node through different ranks.
+TEST(Layout, RingsVisitEveryRankOnceAndCrossEachNodeOnce) {
+  for (int nodes : {1, 2, 3, 5})
+    for (int perNode : {1, 2, 4})
+      for (bool interleaved : {false, true}) {
+        NodeLayout l = NodeLayout::uniform(nodes, perNode, interleaved, 2, 10, 8);
+        std::set<int> exits;
+        for (int c = 0; c < 4; ++c) {
+          std::vector<int> ring = l.ring(c, RingOrder::kTopo);
+          std::vector<int> sorted = ring;
+          std::sort(sorted.begin(), sorted.end());
+          for (int r = 0; r < l.nranks(); ++r) ASSERT_EQ(sorted[r], r);
+          EXPECT_EQ(l.crossings(ring), nodes > 1 ? nodes : 0);
+          for (size_t i = 0; i < ring.size(); ++i) {
+            if (l.nodeOf(ring[i]) != l.nodeOf(ring[(i + 1) % ring.size()]) && l.nodeOf(ring[i]) == 0)
+              exits.insert(ring[i]);
+          }
+        }
+        if (nodes > 1) {
+          EXPECT_EQ(static_cast<int>(exits.size()), std::min(perNode, 4));
+        }
+        if (interleaved && nodes > 1 && perNode > 1) {
+          EXPECT_EQ(l.crossings(l.ring(0, RingOrder::kRank)), l.nranks());
+        }
+      }
+}
+
+TEST(Tree, DoubleBinaryTreesAreTreesWithDisjointInteriors) {
+  for (int k = 1; k <= 64; ++k) {
+    NodeTree t[2] = {buildNodeTree(k, 0), buildNodeTree(k, 1)};
+    for (const NodeTree& tree : t) {
+      int roots = 0;
+      for (int n = 0; n < k; ++n) {
+        roots += tree.parent[n] < 0;
+        EXPECT_LE(tree.children[n].size(), 2u);
+        // Following parents reaches the root: no cycles, connected.
+        int steps = 0, p = n;
+        while (tree.parent[p] >= 0 && steps <= k) p = tree.parent[p], ++steps;
+        EXPECT_EQ(p, tree.root) << "k " << k << " node " << n;
+      }
+      EXPECT_EQ(roots, 1);
+      EXPECT_LE(treeDepth(tree), static_cast<int>(std::ceil(std::log2(k + 1))) + 1) << k;
+    }
+    for (int n = 0; n < k; ++n)
+      EXPECT_FALSE(!t[0].children[n].empty() && !t[1].children[n].empty())
+          << "node " << n << " is interior in both trees of " << k;
+  }
+}
+
+TEST(Tree, RankTreesUseChainsInsideNodesAndHeadsBetween) {
+  for (int which = 0; which < 2; ++which)
+    for (int root : {-1, 0, 5}) {
+      NodeLayout l = NodeLayout::uniform(4, 3, true, 1, 10, 8);
+      int roots = 0;
+      for (int r = 0; r < l.nranks(); ++r) {
+        TreeLinks t = rankTreeLinks(l, which, root, r);
+        if (t.parent < 0) {
+          ++roots;
+          if (root >= 0) {
+            EXPECT_EQ(r, root);
+          }
+        }
+        for (int c : t.children) {
+          TreeLinks ct = rankTreeLinks(l, which, root, c);
+          EXPECT_EQ(ct.parent, r) << "child " << c << " of " << r;
+        }
+        EXPECT_LE(t.children.size(), 3u);
+      }
+      EXPECT_EQ(roots, 1);
+      // Each node has one head: the only rank whose parent is elsewhere (or none).
+      for (int node = 0; node < l.nnodes(); ++node) {
+        int heads = 0;
+        for (int r : l.ranksOf(node)) {
+          int p = rankTreeLinks(l, which, root, r).parent;
+          heads += p < 0 || l.nodeOf(p) != node;
+        }
+        EXPECT_EQ(heads, 1) << "node " << node;
+      }
+    }
+}
+
+TEST(Tuner, ParsesNcclAlgoGrammar) {
+  auto all = AlgoFilter::parse("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->allows(Collective::kAllReduce, Algorithm::kTree));
+  auto ring = AlgoFilter::parse("Ring");
+  ASSERT_TRUE(ring.ok());
+  EXPECT_FALSE(ring->allows(Collective::kAllReduce, Algorithm::kTree));
+  auto notTree = AlgoFilter::parse("^TREE");
+  ASSERT_TRUE(notTree.ok());
+  EXPECT_TRUE(notTree->allows(Collective::kBroadcast, Algorithm::kRing));
+  EXPECT_FALSE(notTree->allows(Collective::kBroadcast, Algorithm::kTree));
+  auto per = AlgoFilter::parse("allreduce:tree;broadcast:ring");
+  ASSERT_TRUE(per.ok()) << per.status().message();
+  EXPECT_FALSE(per->allows(Collective::kAllReduce, Algorithm::kRing));
+  EXPECT_FALSE(per->allows(Collective::kBroadcast, Algorithm::kTree));
+  EXPECT_TRUE(per->allows(Collective::kReduce, Algorithm::kTree));
+  auto unknown = AlgoFilter::parse("ring,collnet");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("collnet"), std::string::npos);
+  EXPECT_FALSE(AlgoFilter::parse("^ring,tree").ok());  // nothing left
+  EXPECT_FALSE(AlgoFilter::parse("gather:ring").ok());
+}
+
+TuneContext contextFor(int nodes, int perNode, float gbps = 100) {
+  NodeLayout l = NodeLayout::uniform(nodes, perNode, false, 1, gbps, perNode * 2);
+  return TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 4, false, 128 << 10);
+}
+
+TEST(Tuner, TreesForSmallMessagesAcrossManyNodesRingsForLarge) {
+  for (int nodes : {4, 8, 16, 64})
+    for (int perNode : {1, 4}) {
+      TuneContext ctx = contextFor(nodes, perNode);
+      for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce}) {
+        EXPECT_EQ(tune(ctx, c, 8).algorithm, Algorithm::kTree)
+            << collectiveName(c) << " " << nodes << "x" << perNode;
+        EXPECT_EQ(tune(ctx, Collective::kAllReduce, 1 << 10).algorithm, Algorithm::kTree);
+      }
+      EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(1) << 30).algorithm, Algorithm::kRing)
+          << nodes << "x" << perNode;
+      EXPECT_EQ(tune(ctx, Collective::kAllGather, 8).algorithm, Algorithm::kRing);  // no tree
+    }
+  // One node: the chain is the ring's length and moves more; rings win.
+  EXPECT_EQ(tune(contextFor(1, 8), Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+}
+
+TEST(Tuner, MoreChannelsAndBiggerChunksForBigMessages) {
+  TuneContext ctx = contextFor(2, 4);
+  TuneChoice small = tune(ctx, Collective::kAllReduce, 4096);
+  TuneChoice big = tune(ctx, Collective::kAllReduce, size_t(256) << 20);
+  EXPECT_EQ(small.nchannels, 1);
+  EXPECT_GT(big.nchannels, 1);
+  EXPECT_GE(big.chunkBytes, small.chunkBytes);
+  EXPECT_LE(big.chunkBytes, size_t(128) << 10);
+  // The model is monotonic in size.
+  double last = 0;
+  for (size_t b = 8; b < (size_t(1) << 31); b *= 4) {
+    double t = tune(ctx, Collective::kAllReduce, b).predictedUs;
+    EXPECT_GE(t, last);
+    last = t;
+  }
+}
+
+TEST(Tuner, FilterAndForcedChannelsAreObeyed) {
+  TuneContext ctx = contextFor(16, 1);
+  ctx.filter = AlgoFilter::parse("ring").value();
+  EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+  ctx.filter = AlgoFilter::parse("tree").value();
+  EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(1) << 30).algorithm, Algorithm::kTree);
+  ctx.channelsForced = true;
+  ctx.maxChannels = 3;
+  EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).nchannels, 3);
+}
+
+}  // namespace
+}  // namespace tutti
