@@ -1,5 +1,7 @@
 #include "src/bootstrap/socket_bootstrap.h"
 
+#include "src/common/config.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -31,7 +33,11 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
   self.bootstrapAddress = toWire(b->listener_.boundAddress());
   std::string host = localHostName();
   std::strncpy(self.hostname, host.c_str(), sizeof(self.hostname) - 1);
-  TUTTI_RETURN_IF_ERROR(b->rendezvous(handle, self, Deadline::after(timeoutSeconds)));
+  Status joined = b->rendezvous(handle, self, Deadline::after(timeoutSeconds));
+  if (!joined.ok())  // name the interface: the usual cause is one the others cannot reach
+    return joined.withContext("rank " + std::to_string(rank) + " on interface " + iface.name + " (" +
+                              iface.address.toString() + ", chosen by TUTTI_SOCKET_IFNAME=\"" +
+                              tunableString("SOCKET_IFNAME") + "\")");
   b->out_.resize(nranks);
   b->in_.resize(nranks);
   return b;

@@ -18,6 +18,7 @@ struct Cursor {
   SendConnection* send = nullptr;
   RecvConnection* recv = nullptr;
   bool resolved = false;
+  bool drained = false;  // finished, and everything it sent has left this process
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
   bool waitIsRecv = false;
@@ -56,6 +57,8 @@ class Run {
   Status fail(Cursor& c, const Status& cause);
   bool eligible(size_t index) const;
   Status checkHealth();
+  // Progresses the cursor's send connections; marks it drained once all are flushed.
+  Status drain(Cursor& c);
   // Sleeps until a socket that a blocked cursor waits on is ready (at most
   // 1 ms). False when some wait has no descriptor (shared memory): then the
   // caller must keep polling.
@@ -241,6 +244,19 @@ bool Run::eligible(size_t index) const {
   return true;
 }
 
+Status Run::drain(Cursor& c) {
+  bool flushed = true;
+  for (const Step& s : c.program->steps) {
+    if (s.sendPeer < 0) continue;
+    SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
+    if (!conn || conn->flushed()) continue;
+    TUTTI_RETURN_IF_ERROR(conn->progress());
+    flushed &= conn->flushed();
+  }
+  c.drained = flushed;
+  return Status::Ok();
+}
+
 Status Run::checkHealth() {
   for (Cursor& c : cursors_) {
     if (c.finished() || c.waitPeer < 0) continue;
@@ -285,7 +301,15 @@ Status Run::go() {
     live = 0;
     for (size_t i = 0; i < cursors_.size(); ++i) {
       Cursor& c = cursors_[i];
-      if (c.finished()) continue;
+      if (c.finished()) {
+        // Sockets send only when polled: a finished channel's last chunks
+        // must keep moving while this rank waits on another channel.
+        if (!c.drained) {
+          Status st = drain(c);
+          if (!st.ok()) return fail(c, st);
+        }
+        continue;
+      }
       ++live;
       if (!eligible(i)) continue;
       Status error;

@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -39,6 +41,16 @@ void writeAll(int fd, const void* data, size_t bytes) {
                             const RankBody& body, const RankEnv& env) {
   if (env)
     for (const auto& [k, v] : env(rank)) setenv(k.c_str(), v.c_str(), 1);
+  // A rank of a multi-node test runs inside its node's network namespace.
+  if (const char* ns = getenv("TUTTI_TEST_NETNS")) {
+    int fd = open(("/var/run/netns/" + std::string(ns)).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+      std::string msg = "cannot enter network namespace " + std::string(ns);
+      writeAll(report, msg.data(), msg.size());
+      _exit(3);
+    }
+    close(fd);
+  }
   RankContext ctx{rank, nranks, {}};
   std::string failure;
   // Only rank 0 keeps the write end: if it dies first, the others read EOF.

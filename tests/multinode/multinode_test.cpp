@@ -1,0 +1,173 @@
+// Ranks on several nodes: each node is a network namespace made by
+// tests/multinode/netns.sh (ctest's fixture), joined by a bridge; inside a
+// node ranks talk over shared memory, between nodes over TCP on data0. Every
+// collective is checked element by element, with the algorithm the cost
+// model picks and with rings and trees forced; TUTTI_SOCKET_IFNAME is checked
+// to pick data0 by prefix, exact name and exclusion, and to fail clearly,
+// naming the interface, when it names one the other nodes cannot reach.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/collectives/collective_cases.h"
+#include "tests/harness/ranks.h"
+
+namespace tutti_test {
+namespace {
+
+const std::string kPrefix = "tutti-t";
+constexpr int kFixtureNodes = 4;  // what the ctest fixture makes
+
+std::string nodeNamespace(int node) { return kPrefix + "-n" + std::to_string(node); }
+
+bool namespacesReady(int nodes) {
+  struct stat st;
+  return nodes <= kFixtureNodes && stat(("/var/run/netns/" + nodeNamespace(nodes - 1)).c_str(), &st) == 0;
+}
+
+#define SKIP_WITHOUT_NODES(n)                                                                    \
+  if (!namespacesReady(n))                                                                       \
+  GTEST_SKIP() << "network namespaces " << kPrefix << "-n0.." << (n) - 1                        \
+               << " are not there (needs root; ctest's fixture runs tests/multinode/netns.sh up)"
+
+struct Layout {
+  int nodes;
+  int perNode;
+  const char* algo;  // TUTTI_ALGO: "" lets the cost model choose
+};
+
+// Rank r runs on node r % nodes: nodes' ranks are interleaved in rank order,
+// so rings must reorder them to keep each node's ranks together.
+RankEnv nodeEnv(int nodes, std::map<std::string, std::string> extra) {
+  return [nodes, extra](int rank) {
+    std::map<std::string, std::string> env{{"TUTTI_TEST_NETNS", nodeNamespace(rank % nodes)},
+                                           {"TUTTI_SOCKET_IFNAME", "data"},
+                                           {"TUTTI_TIMEOUT", "60"}};
+    for (const auto& [k, v] : extra) env[k] = v;
+    return env;
+  };
+}
+
+std::vector<Case> matrix(int nranks, bool full) {
+  std::vector<Case> cases;
+  uint64_t seed = 7;
+  std::vector<tuttiDataType_t> types{tuttiInt32, tuttiFloat32, tuttiBfloat16};
+  if (full) types = {tuttiInt8, tuttiUint8, tuttiInt32, tuttiUint32, tuttiInt64, tuttiUint64,
+                     tuttiFloat16, tuttiFloat32, tuttiFloat64, tuttiBfloat16};
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduce, Coll::kBroadcast, Coll::kReduceScatter,
+                    Coll::kAllGather, Coll::kSendRecv, Coll::kAllToAll})
+    for (tuttiDataType_t t : types)
+      for (tuttiRedOp_t op : {tuttiSum, tuttiProd, tuttiMax, tuttiMin, tuttiAvg}) {
+        bool reducing = coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+        if (!reducing && op != tuttiSum) continue;
+        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1023), size_t(65537)})
+          for (bool inPlace : {false, true})
+            cases.push_back({coll, t, op, count, inPlace, static_cast<int>((count + seed) % nranks), seed++});
+      }
+  return cases;
+}
+
+std::string runMatrix(const RankContext& ctx, bool full) {
+  tuttiComm_t comm = nullptr;
+  std::string err = initComm(ctx, &comm);
+  if (!err.empty()) return err;
+  std::string failures;
+  int shown = 0;
+  for (const Case& c : matrix(ctx.nranks, full)) {
+    std::string f = runCase(comm, ctx.rank, ctx.nranks, c);
+    if (f.empty()) continue;
+    if (++shown <= 5) failures += f + "\n";
+    if (f.find("returned") != std::string::npos) break;
+  }
+  tuttiCommDestroy(comm);
+  return failures;
+}
+
+class MultiNode : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(MultiNode, EveryCollectiveMatchesTheReference) {
+  const Layout l = GetParam();
+  SKIP_WITHOUT_NODES(l.nodes);
+  bool full = std::string(l.algo).empty();
+  auto outcomes = runRanks(
+      l.nodes * l.perNode, [full](const RankContext& ctx) { return runMatrix(ctx, full); },
+      nodeEnv(l.nodes, {{"TUTTI_ALGO", l.algo}}), 600);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
+                         ::testing::Values(Layout{3, 2, ""}, Layout{4, 1, ""}, Layout{3, 2, "tree"},
+                                           Layout{4, 1, "tree"}, Layout{3, 2, "ring"}),
+                         [](const auto& info) {
+                           std::string algo = info.param.algo;
+                           return std::to_string(info.param.nodes) + "nodes_x" +
+                                  std::to_string(info.param.perNode) + "_" +
+                                  (algo.empty() ? "tuned" : algo);
+                         });
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// One all-reduce, checked; the log must show the interface init chose.
+TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
+  SKIP_WITHOUT_NODES(3);
+  char dir[] = "/tmp/tutti-ifname-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  for (const char* spec : {"data", "=data0", "^side,lo"}) {
+    std::string log = std::string(dir) + "/log.%p";
+    auto outcomes = runRanks(
+        3,
+        [dir](const RankContext& ctx) -> std::string {
+          std::string f;
+          tuttiComm_t comm = nullptr;
+          std::string err = initComm(ctx, &comm);
+          if (!err.empty()) return err;
+          Case c{Coll::kAllReduce, tuttiFloat32, tuttiSum, 1000, false, 0, 99};
+          f += runCase(comm, ctx.rank, ctx.nranks, c);
+          tuttiCommDestroy(comm);
+          std::string text = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+          if (text.find("interface data0 (10.77.0.") == std::string::npos)
+            f += "the log does not show interface data0: " + text.substr(0, 300);
+          return f;
+        },
+        nodeEnv(3, {{"TUTTI_SOCKET_IFNAME", spec}, {"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_FILE", log}}),
+        300);
+    EXPECT_EQ(summarize(outcomes), "") << "TUTTI_SOCKET_IFNAME=" << spec;
+  }
+  std::system((std::string("rm -rf ") + dir).c_str());
+}
+
+TEST(MultiNodeInterfaces, UnreachableInterfaceFailsNamingItWithinTheTimeout) {
+  SKIP_WITHOUT_NODES(3);
+  auto start = std::chrono::steady_clock::now();
+  auto outcomes = runRanks(
+      3,
+      [](const RankContext& ctx) -> std::string {
+        tuttiComm_t comm = nullptr;
+        std::string err = initComm(ctx, &comm);
+        if (err.empty()) {
+          tuttiCommDestroy(comm);
+          return "init succeeded over an interface that reaches no other node";
+        }
+        if (err.find("side0") == std::string::npos) return "the error does not name side0: " + err;
+        return "";
+      },
+      nodeEnv(3, {{"TUTTI_SOCKET_IFNAME", "side"}, {"TUTTI_TIMEOUT", "5"}}), 60);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(summarize(outcomes), "");
+  EXPECT_LT(seconds, 30) << "ranks must give up within the timeout, not hang";
+}
+
+}  // namespace
+}  // namespace tutti_test
