@@ -46,6 +46,13 @@ std::string nicBusId(const std::string& ifname) {
   return base.size() == 12 && base[4] == ':' && base[7] == ':' ? base : "";
 }
 
+// "10.0.0.1:0" -> "10.0.0.1": interfaces carry no port.
+std::string hostOnly(const SocketAddress& a) {
+  std::string s = a.toString();
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ":0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
 std::string busIdOf(hwloc_obj_t o) {
   char buf[32];
   snprintf(buf, sizeof(buf), "%04x:%02x:%02x.%01x", o->attr->pcidev.domain, o->attr->pcidev.bus,
@@ -150,7 +157,7 @@ class Detector {
       std::string id = "nic:" + i.name;
       if (const TopoNode* existing = g_.find(id)) {  // another address of a known NIC
         TopoNode n = *existing;
-        n.addresses.push_back(i.address.toString());
+        n.addresses.push_back(hostOnly(i.address));
         g_.add(n);
         continue;
       }
@@ -162,7 +169,7 @@ class Detector {
       n.numa = readInt("/sys/class/net/" + i.name + "/device/numa_node", -1);
       int mbps = readInt("/sys/class/net/" + i.name + "/speed", -1);
       n.speedGbps = mbps > 0 ? mbps / 1000.0 : 0;
-      n.addresses.push_back(i.address.toString());
+      n.addresses.push_back(hostOnly(i.address));
       g_.add(n);
       if (n.busId.empty()) g_.link(cpuAnchor(n.numa), id, LinkKind::kLocal, kLocalGBs);
       else attachPci(id, n.busId, n.numa);

@@ -216,7 +216,9 @@ void checkAll(const Shape& s, Algorithm algorithm, RingOrder order) {
           for (int q = 0; q < n; ++q) sum += input(q, i);
           ASSERT_EQ(ar[r][i], sum) << where << " allreduce rank " << r << " i " << i;
           ASSERT_EQ(bc[r][i], input(root, i)) << where << " broadcast rank " << r << " i " << i;
-          if (r == root) ASSERT_EQ(rd[r][i], sum) << where << " reduce i " << i;
+          if (r == root) {
+            ASSERT_EQ(rd[r][i], sum) << where << " reduce i " << i;
+          }
           if (!ringOnly) continue;
           int32_t rsSum = 0;
           for (int q = 0; q < n; ++q) rsSum += input(q, r * s.count + i);
