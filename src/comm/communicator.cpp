@@ -107,6 +107,7 @@ Status Communicator::gatherLayout(const std::vector<NetInterface>& ifaces, int c
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], config_.maxChannels, config_.channelsForced,
                                     config_.slotBytes);
   tuning_.filter = config_.algoFilter;
+  for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
   TUTTI_INFO(kSubsysInit, "rank %d: %s; ring of channel 0 crosses nodes %d time(s); %d NIC(s), %.0f Gbit/s",
              rank_, layout_.describe().c_str(), tuning_.ringCrossings, mine.nics, mine.netGbps);
   return Status::Ok();
@@ -187,12 +188,23 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   r.elemSize = dtypeSize(a.dtype);
   r.rings = &rings_;
   r.layout = &layout_;
+  r.allReduceTrees = allReduceTrees_;
   size_t bytes = a.count * r.elemSize;
   if (a.collective == Collective::kAllGather || a.collective == Collective::kReduceScatter)
     bytes *= nranks_;
   TuneChoice choice{Algorithm::kRing, 1, config_.slotBytes, 0};
   const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
-  if (!p2p && nranks_ > 1) choice = tune(tuning_, a.collective, bytes);
+  if (!p2p && nranks_ > 1) {
+    const uint64_t key = (static_cast<uint64_t>(a.collective) << 56) ^ bytes;
+    auto hit = tuneCache_.find(key);
+    if (hit != tuneCache_.end()) {
+      choice = hit->second;
+    } else {
+      choice = tune(tuning_, a.collective, bytes);
+      if (tuneCache_.size() >= 4096) tuneCache_.clear();  // bounded for jobs of many sizes
+      tuneCache_.emplace(key, choice);
+    }
+  }
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;
   buildPlan(r, plan);

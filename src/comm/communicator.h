@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/dtype.h"
@@ -19,6 +20,7 @@
 #include "src/common/host_buffer.h"
 #include "src/plan/layout.h"
 #include "src/plan/plan.h"
+#include "src/plan/tree.h"
 #include "src/plan/tuner.h"
 #include "transport/transport.h"
 
@@ -90,6 +92,10 @@ class Communicator final : public Links {
   NodeLayout layout_;
   std::vector<std::vector<int>> rings_;  // ring order per channel
   TuneContext tuning_;
+  TreeLinks allReduceTrees_[2];  // this rank's links in both unrooted trees
+  // The cost model's answer per (collective, bytes): searching is microseconds,
+  // a small-message call must not pay it every time. Identical on every rank.
+  std::unordered_map<uint64_t, TuneChoice> tuneCache_;
   ConnectionTable connections_;
   HostBuffer scratch_;  // tree reduce's partial sums at ranks other than the root
   Plan scratchPlan_;

@@ -19,7 +19,8 @@ inline Slice channelSlice(size_t lo, size_t len, int nchannels, int c, size_t el
 }
 
 void planRingChannel(const PlanRequest& r, int channel, std::vector<Step>* steps);
-// Trees may need two programs on one channel (reduce up, broadcast down).
-void planTreeChannel(const PlanRequest& r, int channel, Plan* plan);
+// Trees may need two programs on one channel (reduce up, broadcast down);
+// `used` counts the plan's programs filled so far (their storage is reused).
+void planTreeChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 
 }  // namespace tutti

@@ -28,9 +28,10 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   req.nchannels = r.nchannels < 1 ? 1 : r.nchannels;
   if (req.algorithm == Algorithm::kTree && req.layout && req.nranks > 1 &&
       algorithmSupports(Algorithm::kTree, req.collective)) {
-    // Tree programs vary in number per channel: rebuild the list.
-    plan->channels.clear();
-    for (int c = 0; c < req.nchannels; ++c) planTreeChannel(req, c, plan);
+    // Tree programs vary in number per channel; existing ones are reused.
+    size_t used = 0;
+    for (int c = 0; c < req.nchannels; ++c) planTreeChannel(req, c, plan, &used);
+    plan->channels.resize(used);
     return;
   }
   plan->algorithm = Algorithm::kRing;

@@ -10,6 +10,7 @@
 
 #include "src/plan/layout.h"
 #include "src/plan/plan.h"
+#include "src/plan/tree.h"
 
 namespace tutti {
 
@@ -27,6 +28,9 @@ struct PlanRequest {
   // Ring order of each channel (channel c uses rings[c % size]); null: rank order.
   const std::vector<std::vector<int>>* rings = nullptr;
   const NodeLayout* layout = nullptr;  // required for trees
+  // This rank's links in the two unrooted trees (all-reduce), computed once
+  // per communicator; null: computed per call from the layout.
+  const TreeLinks* allReduceTrees = nullptr;
 };
 
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).

@@ -53,34 +53,42 @@ void broadcastDown(const TreeLinks& t, const Slice& s, bool haveOutput, std::vec
     addStep(steps, StepKind::kSend, -1, ch[i], s.begin, s.begin, s.count, false, true);
 }
 
-ChannelProgram& newProgram(Plan* plan, int channel) {
-  plan->channels.emplace_back();
-  plan->channels.back().channel = channel;
-  return plan->channels.back();
+ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
+  if (*used == plan->channels.size()) plan->channels.emplace_back();
+  ChannelProgram& p = plan->channels[(*used)++];
+  p.channel = channel;
+  p.steps.clear();
+  return p;
 }
 
 }  // namespace
 
-void planTreeChannel(const PlanRequest& r, int c, Plan* plan) {
+void planTreeChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   const int which = c % 2;
   const bool rooted = r.collective != Collective::kAllReduce;
-  TreeLinks t = rankTreeLinks(*r.layout, which, rooted ? r.root : -1, r.rank);
+  TreeLinks computed;
+  const TreeLinks* links = !rooted && r.allReduceTrees ? &r.allReduceTrees[which] : nullptr;
+  if (!links) {
+    computed = rankTreeLinks(*r.layout, which, rooted ? r.root : -1, r.rank);
+    links = &computed;
+  }
+  const TreeLinks& t = *links;
   Slice s = channelSlice(0, r.count, r.nchannels, c, r.elemSize);
   switch (r.collective) {
     case Collective::kReduce:
-      reduceUp(t, s, &newProgram(plan, c).steps);
+      reduceUp(t, s, &newProgram(plan, c, used).steps);
       break;
     case Collective::kBroadcast:
-      broadcastDown(t, s, false, &newProgram(plan, c).steps);
+      broadcastDown(t, s, false, &newProgram(plan, c, used).steps);
       break;
     case Collective::kAllReduce:
       if (t.parent < 0) {
-        ChannelProgram& p = newProgram(plan, c);
+        ChannelProgram& p = newProgram(plan, c, used);
         reduceUp(t, s, &p.steps);
         broadcastDown(t, s, true, &p.steps);
       } else {
-        reduceUp(t, s, &newProgram(plan, c).steps);
-        broadcastDown(t, s, false, &newProgram(plan, c).steps);
+        reduceUp(t, s, &newProgram(plan, c, used).steps);
+        broadcastDown(t, s, false, &newProgram(plan, c, used).steps);
       }
       break;
     default:

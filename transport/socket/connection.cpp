@@ -21,15 +21,17 @@ bool ready(int fd, short events) {
   return ::poll(&p, 1, 0) > 0;
 }
 
-// Sleeps until one of the sockets is ready (at most 1 ms).
-void waitReady(const std::vector<int>& fds, short events) {
-  pollfd p[kMaxSocketStreams];
-  nfds_t n = 0;
-  for (int fd : fds) p[n++] = {fd, events, 0};
-  ::poll(p, n, 1);
-}
-
 }  // namespace
+
+// The sockets a helper thread may sleep on, without allocating.
+struct FdSet {
+  pollfd fds[kMaxSocketStreams];
+  nfds_t n = 0;
+  void add(int fd, short events) { fds[n++] = {fd, events, 0}; }
+  bool empty() const { return n == 0; }
+  void wait() { ::poll(fds, n, 1); }  // until one is ready, at most 1 ms
+};
+
 
 size_t pieceStart(size_t bytes, int streams, int stream) {
   if (stream <= 0) return 0;
@@ -183,7 +185,7 @@ bool SocketSendConnection::pump(int i, Status* error) {
 
 bool SocketSendConnection::pumpThread(int t) {
   bool moved = false;
-  std::vector<int> waiting;
+  FdSet waiting;
   for (int i = t * config_.socketsPerThread; i < (t + 1) * config_.socketsPerThread; ++i) {
     Status st;
     moved |= pump(i, &st);
@@ -191,10 +193,10 @@ bool SocketSendConnection::pumpThread(int t) {
       (void)driver_.fail(st);
       return false;
     }
-    if (streams_[i].blocked) waiting.push_back(streams_[i].socket.fd());
+    if (streams_[i].blocked) waiting.add(streams_[i].socket.fd(), POLLOUT);
   }
   if (!moved && !waiting.empty()) {  // data queued but the sockets are full
-    waitReady(waiting, POLLOUT);
+    waiting.wait();
     return true;
   }
   return moved;
@@ -329,7 +331,7 @@ bool SocketRecvConnection::pump(int i, Status* error) {
 // A failure notice or error on one stream may overtake data still queued on
 // the others: streams that can still move data are drained first, and the
 // error is raised once nothing moves.
-bool SocketRecvConnection::pumpStreams(int first, int last, Status* error, std::vector<int>* waiting) {
+bool SocketRecvConnection::pumpStreams(int first, int last, Status* error, FdSet* waiting) {
   bool moved = false;
   for (int i = first; i < last; ++i) {
     Stream& s = streams_[i];
@@ -343,13 +345,13 @@ bool SocketRecvConnection::pumpStreams(int first, int last, Status* error, std::
       continue;
     }
     bool slotFree = s.received.load() - consumed_.load(std::memory_order_acquire) < nslots_;
-    if (waiting && slotFree) waiting->push_back(s.socket.fd());
+    if (waiting && slotFree) waiting->add(s.socket.fd(), POLLIN);
   }
   return moved;
 }
 
 bool SocketRecvConnection::pumpThread(int t) {
-  std::vector<int> waiting;
+  FdSet waiting;
   Status error;
   bool moved = pumpStreams(t * config_.socketsPerThread, (t + 1) * config_.socketsPerThread, &error, &waiting);
   if (!moved && !error.ok()) {
@@ -357,7 +359,7 @@ bool SocketRecvConnection::pumpThread(int t) {
     return false;
   }
   if (!moved && !waiting.empty()) {  // room for data that has not come yet
-    waitReady(waiting, POLLIN);
+    waiting.wait();
     return true;
   }
   return moved;

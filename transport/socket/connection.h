@@ -94,6 +94,8 @@ class SocketSendConnection final : public SendConnection {
   StreamDriver driver_;
 };
 
+struct FdSet;  // the sockets a helper thread sleeps on
+
 class SocketRecvConnection final : public RecvConnection {
  public:
   SocketRecvConnection(HostBuffer slots, size_t slotBytes, int nslots, SocketStreams streams,
@@ -120,7 +122,7 @@ class SocketRecvConnection final : public RecvConnection {
   };
   uint64_t minReceived() const;
   bool pump(int i, Status* error);
-  bool pumpStreams(int first, int last, Status* error, std::vector<int>* waiting);
+  bool pumpStreams(int first, int last, Status* error, FdSet* waiting);
   bool pumpThread(int thread);
 
   std::vector<Stream> streams_;
