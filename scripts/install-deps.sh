@@ -3,7 +3,8 @@
 # and this machine lacks. Run as root (or with sudo available).
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
-          libbenchmark-dev iproute2 python3)
+          libbenchmark-dev iproute2 python3
+          libucx-dev ucx-utils libibverbs-dev)  # UCX transport; verbs headers (the library is dlopened)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -1,18 +1,108 @@
 #include "transport/registry.h"
 
+#include <strings.h>
+
 #include "transport/shm/transport.h"
 #include "transport/socket/transport.h"
+#ifdef TUTTI_HAVE_UCX
+#include "transport/ucx/transport.h"
+#endif
+#ifdef TUTTI_HAVE_IBVERBS
+#include "transport/ibverbs/transport.h"
+#endif
 
 namespace tutti {
+
+const char* netName(NetKind kind) {
+  switch (kind) {
+    case NetKind::kSocket: return "socket";
+    case NetKind::kUcx: return "ucx";
+    case NetKind::kIb: return "ib";
+  }
+  return "?";
+}
+
+static NetAvailability probeIb() {
+  NetAvailability a;
+  a.kind = NetKind::kIb;
+#ifdef TUTTI_HAVE_IBVERBS
+  a.built = true;
+  Status st = IbTransport::probe(&a.detail);
+  a.usable = st.ok();
+  if (!st.ok()) a.detail = st.message();
+#else
+  a.detail = "not built (no infiniband/verbs.h when tutti was configured)";
+#endif
+  return a;
+}
+
+static NetAvailability probeUcx() {
+  NetAvailability a;
+  a.kind = NetKind::kUcx;
+#ifdef TUTTI_HAVE_UCX
+  a.built = true;
+  Status st = UcxTransport::probe(&a.detail);
+  a.usable = st.ok();
+  if (!st.ok()) a.detail = st.message();
+#else
+  a.detail = "not built (UCX's ucx.pc was not found when tutti was configured)";
+#endif
+  return a;
+}
+
+// Fastest first. tutti's own verbs transport leads where there is an RDMA
+// device. Over TCP, UCX measured no faster than tutti's socket transport
+// (bench/results/ucx_vs_socket.md), so UCX runs only when named.
+std::vector<NetAvailability> probeNets() {
+  NetAvailability socket{NetKind::kSocket, true, true, "TCP on the TUTTI_SOCKET_IFNAME interfaces"};
+  return {probeIb(), socket, probeUcx()};
+}
+
+Result<NetKind> chooseNet(const std::string& requested) {
+  if (requested.empty()) {
+    NetAvailability ib = probeIb();
+    return ib.usable ? NetKind::kIb : NetKind::kSocket;
+  }
+  for (NetKind k : {NetKind::kSocket, NetKind::kUcx, NetKind::kIb}) {
+    if (strcasecmp(requested.c_str(), netName(k)) != 0) continue;
+    if (k == NetKind::kSocket) return k;
+    NetAvailability a = k == NetKind::kIb ? probeIb() : probeUcx();
+    if (!a.usable) return InvalidUsage("TUTTI_NET=" + requested + ": the " + netName(k) +
+                                       " transport cannot run here: " + a.detail);
+    return k;
+  }
+  return InvalidArgument("TUTTI_NET=" + requested + " names no transport (socket, ucx or ib)");
+}
 
 Result<std::vector<std::unique_ptr<Transport>>> createTransports(const TransportOptions& options) {
   std::vector<std::unique_ptr<Transport>> list;
   if (!options.shmDisabled) list.push_back(std::make_unique<ShmTransport>());
-  TUTTI_ASSIGN_OR_RETURN(auto socket, SocketTransport::create(options.socketInterfaces, options.socket));
-  list.push_back(std::move(socket));
+  switch (options.net) {
+    case NetKind::kSocket: {
+      TUTTI_ASSIGN_OR_RETURN(auto t, SocketTransport::create(options.socketInterfaces, options.socket));
+      list.push_back(std::move(t));
+      break;
+    }
+    case NetKind::kUcx: {
+#ifdef TUTTI_HAVE_UCX
+      TUTTI_ASSIGN_OR_RETURN(auto t, UcxTransport::create(options.swap));
+      list.push_back(std::move(t));
+      break;
+#else
+      return InvalidUsage("TUTTI_NET=ucx: tutti was built without UCX");
+#endif
+    }
+    case NetKind::kIb: {
+#ifdef TUTTI_HAVE_IBVERBS
+      TUTTI_ASSIGN_OR_RETURN(auto t, IbTransport::create(options.socketInterfaces));
+      list.push_back(std::move(t));
+      break;
+#else
+      return InvalidUsage("TUTTI_NET=ib: tutti was built without verbs headers");
+#endif
+    }
+  }
   return list;
 }
-
-std::vector<std::string> builtinTransportNames() { return {"shm", "socket"}; }
 
 }  // namespace tutti

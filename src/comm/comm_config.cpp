@@ -2,6 +2,7 @@
 
 #include "src/common/config.h"
 #include "src/common/hash.h"
+#include "transport/registry.h"
 
 namespace tutti {
 
@@ -41,6 +42,7 @@ Result<CommConfig> CommConfig::fromEnv() {
                            std::to_string(kMaxSocketStreams) + " sockets per connection");
   c.socketStreams.socketsPerThread = static_cast<int>(nsocks);
   c.socketStreams.threads = static_cast<int>(nthreads);
+  TUTTI_ASSIGN_OR_RETURN(c.net, chooseNet(tunableString("NET")));
   return c;
 }
 
@@ -50,7 +52,7 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
 
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
-                socketStreams.sockets(), 0, fnv1a64(algoSpec.data(), algoSpec.size())};
+                socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size())};
 }
 
 }  // namespace tutti

@@ -9,6 +9,7 @@
 #include "src/common/status.h"
 #include "src/plan/layout.h"
 #include "src/plan/tuner.h"
+#include "transport/registry.h"
 #include "transport/socket/streams.h"
 
 namespace tutti {
@@ -26,6 +27,7 @@ struct CommConfig {
   AlgoFilter algoFilter;
   std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
   SocketStreams socketStreams;   // TUTTI_NSOCKS_PERTHREAD, TUTTI_SOCKET_NTHREADS
+  NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes.
@@ -36,7 +38,7 @@ struct CommConfig {
     int32_t shmDisabled;
     int32_t ringOrder;
     int32_t socketStreams;  // sockets per connection: both ends must agree
-    int32_t reserved;
+    int32_t net;            // the network transport: both ends must use the same
     uint64_t algoHash;
   };
   Shared shared() const;

@@ -43,6 +43,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
   topts.shmDisabled = config_.shmDisabled;
   topts.socketInterfaces = ifaces;
   topts.socket = config_.socketStreams;
+  topts.net = config_.net;
+  topts.swap = [this](const std::string& mine) { return swapAddresses(mine); };
   nics_ = static_cast<int>(ifaces.size());
   TUTTI_ASSIGN_OR_RETURN(transports_, createTransports(topts));
   const auto& peers = bootstrap_->peers();
@@ -121,9 +123,25 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER or TUTTI_SHM_DISABLE than rank 0; they "
-                          "must match on every rank");
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, socket streams or "
+                          "network transport (TUTTI_NET: rank 0 uses " +
+                          std::string(netName(static_cast<NetKind>(all[0].net))) + ", that rank " +
+                          netName(static_cast<NetKind>(all[p].net)) + ") than rank 0; they must match on every rank");
   return Status::Ok();
+}
+
+// Variable-length blobs over the fixed-size allgather: sizes first.
+Result<std::vector<std::string>> Communicator::swapAddresses(const std::string& mine) {
+  std::vector<uint64_t> sizes(nranks_);
+  sizes[rank_] = mine.size();
+  TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(sizes.data(), sizeof(uint64_t)));
+  size_t width = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<char> all(width * nranks_);
+  std::memcpy(all.data() + width * rank_, mine.data(), mine.size());
+  if (width > 0) TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), width));
+  std::vector<std::string> out(nranks_);
+  for (int p = 0; p < nranks_; ++p) out[p].assign(all.data() + width * p, sizes[p]);
+  return out;
 }
 
 Transport* Communicator::transportFor(int peer) const { return peerTransport_[peer]; }

@@ -76,6 +76,7 @@ class Communicator final : public Links {
   Communicator() = default;
   Status init(const BootstrapHandle& handle, int nranks, int rank);
   Status checkSameConfig();
+  Result<std::vector<std::string>> swapAddresses(const std::string& mine);
   Status connectRings();
   Status gatherLayout(const std::vector<NetInterface>& ifaces, int cores);
   ConnectionSpec specFor(int channel, int peer) const;

@@ -10,6 +10,12 @@
   X(COMM_ID, "", "host:port of the rendezvous root (overrides the unique id's address)")      \
   X(SOCKET_IFNAME, "", "interfaces to use: prefix list, =exact, ^exclude (default: skip lo, docker*, virbr*)") \
   X(SOCKET_FAMILY, "", "AF_INET or AF_INET6 to force an address family")                       \
+  X(NET, "", "network transport between hosts: socket, ucx or ib (default: ib where an RDMA device is usable, else socket)") \
+  X(IB_HCA, "", "RDMA devices and ports to use: mlx5_0:1,mlx5_1; =exact, ^exclude (default: every active port)") \
+  X(IB_GID_INDEX, "-1", "GID index for RoCE (-1: the port's first RoCE v2 IPv4 GID, else 0)") \
+  X(IB_TIMEOUT, "20", "InfiniBand local ACK timeout exponent: 4.096 us * 2^value") \
+  X(IB_RETRY_CNT, "7", "InfiniBand retransmissions before a queue pair fails") \
+  X(IB_QPS_PER_CONNECTION, "1", "RC queue pairs per connection; each chunk is striped over them") \
   X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \
   X(NCHANNELS, "0", "channels to split each collective over (0: chosen by the cost model)")    \

@@ -24,6 +24,13 @@ class HostBuffer {
   static Result<HostBuffer> allocate(size_t bytes);
   char* data() const { return static_cast<char*>(data_); }
   size_t size() const { return bytes_; }
+  // Forgets the memory without unmapping it (something may still write there).
+  void* release() {
+    void* d = data_;
+    data_ = nullptr;
+    bytes_ = 0;
+    return d;
+  }
 
  private:
   void* data_ = nullptr;

@@ -88,9 +88,14 @@ int main(int argc, char** argv) {
   printf("tutti %d.%d.%d (version code %d)\n", TUTTI_MAJOR, TUTTI_MINOR, TUTTI_PATCH, version);
   printf("host reducer: %s\n", hostReducer().name());
 
-  printf("\ntransports built in:");
-  for (const auto& name : builtinTransportNames()) printf(" %s", name.c_str());
-  printf("\n");
+  printf("\ntransports: shm between ranks of a host (TUTTI_SHM_DISABLE=1 turns it off), and\n");
+  printf("network transports (TUTTI_NET), fastest first:\n");
+  for (const NetAvailability& n : probeNets())
+    printf("  %-7s %-9s %-10s %s\n", netName(n.kind), n.built ? "built" : "not built",
+           n.usable ? "usable" : "unusable", n.detail.c_str());
+  auto net = chooseNet(tunableString("NET"));
+  if (net.ok()) printf("  chosen: %s\n", netName(net.value()));
+  else printf("  chosen: none: %s\n", net.status().message().c_str());
 
   printf("\nnetwork interfaces:\n");
   for (const auto& i : listInterfaces()) printf("  %-12s %s\n", i.name.c_str(), i.address.toString().c_str());

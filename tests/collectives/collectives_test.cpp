@@ -1,7 +1,8 @@
 // Every collective, dtype and op, over rank counts {1,2,3,4,5,8}, counts
 // {0,1,2,7,1023,2^20+3} and one of 64 MiB, in place and out of place, with
 // roots other than 0: over shared memory only, sockets only, and a mix (ranks
-// grouped two per fake host, so pairs inside a host use shm, others TCP).
+// grouped two per fake host, so pairs inside a host use shm, others TCP),
+// and over UCX alone with UCX_TLS=tcp and with UCX_TLS=sm,self.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,7 +14,7 @@
 namespace tutti_test {
 namespace {
 
-enum class Mode { kShm, kSocket, kMixed };
+enum class Mode { kShm, kSocket, kMixed, kUcxTcp, kUcxSm };
 
 struct Param {
   Mode mode;
@@ -21,7 +22,14 @@ struct Param {
 };
 
 std::string modeName(Mode m) {
-  return m == Mode::kShm ? "shm" : m == Mode::kSocket ? "socket" : "mixed";
+  switch (m) {
+    case Mode::kShm: return "shm";
+    case Mode::kSocket: return "socket";
+    case Mode::kMixed: return "mixed";
+    case Mode::kUcxTcp: return "ucx_tcp";
+    case Mode::kUcxSm: return "ucx_sm";
+  }
+  return "";
 }
 
 RankEnv envFor(Mode mode) {
@@ -29,6 +37,12 @@ RankEnv envFor(Mode mode) {
     std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "60"}};
     if (mode == Mode::kSocket) env["TUTTI_SHM_DISABLE"] = "1";
     if (mode == Mode::kMixed) env["TUTTI_HOSTID"] = "node" + std::to_string(rank / 2);
+    if (mode == Mode::kUcxTcp || mode == Mode::kUcxSm) {  // every pair over UCX
+      env["TUTTI_NET"] = "ucx";
+      env["TUTTI_SHM_DISABLE"] = "1";
+      env["UCX_TLS"] = mode == Mode::kUcxTcp ? "tcp" : "sm,self";
+      env["UCX_NET_DEVICES"] = "lo";
+    }
     return env;
   };
 }
@@ -106,7 +120,12 @@ TEST_P(Collectives, MatchReference) {
 
 std::vector<Param> params() {
   std::vector<Param> out;
-  for (Mode m : {Mode::kShm, Mode::kSocket, Mode::kMixed})
+  std::vector<Mode> modes = {Mode::kShm, Mode::kSocket, Mode::kMixed};
+#ifdef TUTTI_HAVE_UCX
+  modes.push_back(Mode::kUcxTcp);
+  modes.push_back(Mode::kUcxSm);
+#endif
+  for (Mode m : modes)
     for (int n : {1, 2, 3, 4, 5, 8}) {
       if (m != Mode::kShm && n == 1) continue;  // one rank has no peers
       if (m == Mode::kMixed && n < 3) continue;  // needs two hosts with someone on each

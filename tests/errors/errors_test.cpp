@@ -179,7 +179,8 @@ TEST(Errors, MismatchedBufferConfigIsRefused) {
 }
 
 // Rank 2 dies while all ranks are inside a stream of large all-reduces.
-void killedRankTest(bool sockets) {
+// `net`: "shm", "socket" or "ucx" (every pair over that transport).
+void killedRankTest(const std::string& net) {
   const int n = 4, victim = 2;
   auto outcomes = runRanks(n, [](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
@@ -209,9 +210,14 @@ void killedRankTest(bool sockets) {
     if (s > 20) return "took " + std::to_string(s) + " s, longer than TUTTI_TIMEOUT";
     if (async != tuttiRemoteError) return "async error not set";
     return "";
-  }, [sockets](int rank) {
+  }, [net](int rank) {
     auto env = baseEnv(rank);
-    if (sockets) env["TUTTI_SHM_DISABLE"] = "1";
+    if (net != "shm") env["TUTTI_SHM_DISABLE"] = "1";
+    if (net == "ucx") {
+      env["TUTTI_NET"] = "ucx";
+      env["UCX_TLS"] = "tcp";
+      env["UCX_NET_DEVICES"] = "lo";
+    }
     return env;
   }, 120);
   for (const auto& o : outcomes) {
@@ -220,8 +226,30 @@ void killedRankTest(bool sockets) {
   }
 }
 
-TEST(Errors, KilledRankFailsEverySurvivorOverShm) { killedRankTest(false); }
-TEST(Errors, KilledRankFailsEverySurvivorOverSockets) { killedRankTest(true); }
+TEST(Errors, KilledRankFailsEverySurvivorOverShm) { killedRankTest("shm"); }
+TEST(Errors, KilledRankFailsEverySurvivorOverSockets) { killedRankTest("socket"); }
+#ifdef TUTTI_HAVE_UCX
+TEST(Errors, KilledRankFailsEverySurvivorOverUcx) { killedRankTest("ucx"); }
+#endif
+
+TEST(Errors, UnusableNetworkTransportIsRefusedWithTheReason) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (err.empty()) {
+      tuttiCommDestroy(comm);
+      return "init succeeded with TUTTI_NET=ib and no RDMA device";
+    }
+    if (!contains(err, "TUTTI_NET=ib") || !contains(err, "cannot run here"))
+      return "error does not say why: " + err;
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    env["TUTTI_NET"] = "ib";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
 
 TEST(Errors, AbortFromAnotherThreadUnblocksAWaitingCall) {
   auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {

@@ -70,7 +70,9 @@ TEST(Bfloat16Conversion, RoundsToNearestEven) {
   EXPECT_EQ(floatToBf16(bitsToFloat(0x7f7fffffu)), 0x7f80);  // rounds up to infinity
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
   for (uint32_t u = 0; u < 65536; u += 3)
-    if (!std::isnan(bf16ToFloat(u))) ASSERT_EQ(floatToBf16(bf16ToFloat(u)), u);
+    if (!std::isnan(bf16ToFloat(u))) {
+      ASSERT_EQ(floatToBf16(bf16ToFloat(u)), u);
+    }
 }
 
 struct Isa {

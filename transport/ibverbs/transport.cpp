@@ -1,0 +1,133 @@
+#include "transport/ibverbs/transport.h"
+
+#include "src/bootstrap/unique_id.h"
+#include "src/common/log.h"
+#include "transport/ibverbs/connection.h"
+#include "transport/ibverbs/endpoint_info.h"
+
+namespace tutti {
+
+namespace {
+
+struct Hello {
+  uint64_t magic;
+  uint32_t connectionId;
+  int32_t senderRank;
+  IbEndpointInfo info;
+};
+
+std::string peerName(const ConnectionSpec& spec) {
+  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
+}
+
+int queueDepth(const ConnectionSpec& spec) { return spec.nslots + 8; }
+
+Result<std::vector<IbPortDesc>> usablePorts(const VerbsApi& api, const IbSettings& settings) {
+  return selectIbPorts(listIbPorts(api), settings.hca);
+}
+
+}  // namespace
+
+Status IbTransport::probe(std::string* description) {
+  std::string why;
+  const VerbsApi* api = verbsApi(&why);
+  if (!api) return InvalidUsage(why);
+  TUTTI_ASSIGN_OR_RETURN(IbSettings settings, IbSettings::fromEnv());
+  TUTTI_ASSIGN_OR_RETURN(auto ports, usablePorts(*api, settings));
+  description->clear();
+  for (const IbPortDesc& p : ports) *description += (description->empty() ? "" : ", ") + describePort(p);
+  *description += gpuDirectRdmaAvailable() ? "; GPUDirect RDMA: peer memory module loaded"
+                                           : "; GPUDirect RDMA: no peer memory module";
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<IbTransport>> IbTransport::create(const std::vector<NetInterface>& ifaces) {
+  std::string why;
+  const VerbsApi* api = verbsApi(&why);
+  if (!api) return InvalidUsage("verbs transport: " + why);
+  if (ifaces.empty()) return InvalidArgument("verbs transport: no interface for the handshake listener");
+  TUTTI_ASSIGN_OR_RETURN(IbSettings settings, IbSettings::fromEnv());
+  TUTTI_ASSIGN_OR_RETURN(auto ports, usablePorts(*api, settings));
+  std::unique_ptr<IbTransport> t(new IbTransport());
+  for (const IbPortDesc& p : ports) {
+    TUTTI_ASSIGN_OR_RETURN(auto d, IbDevice::open(*api, p, settings));
+    TUTTI_INFO(kSubsysNet, "verbs transport: %s, GID index %d", describePort(p).c_str(), d->gidIndex());
+    t->devices_.push_back(std::move(d));
+  }
+  TUTTI_ASSIGN_OR_RETURN(t->listener_, Socket::listen(ifaces.front().address));
+  return t;
+}
+
+Result<std::unique_ptr<RecvConnection>> IbTransport::listen(const ConnectionSpec& spec,
+                                                            ConnectionHandle* handle) {
+  IbDevice& dev = deviceFor(spec);
+  TUTTI_ASSIGN_OR_RETURN(auto link, IbLink::create(dev, dev.settings().qps, queueDepth(spec), peerName(spec)));
+  TUTTI_ASSIGN_OR_RETURN(auto ring, RegisteredBuffer::allocate(dev, spec.slotBytes * spec.nslots));
+  TUTTI_ASSIGN_OR_RETURN(auto control, RegisteredBuffer::allocate(dev, 2 * sizeof(uint64_t)));
+  IbHandle h;
+  h.connectionId = spec.connectionId;
+  h.magic = spec.commMagic;
+  h.listener = toWire(listener_.boundAddress());
+  h.info = link->localInfo();
+  h.info.address = reinterpret_cast<uint64_t>(ring.data());
+  h.info.rkey = ring.key().rkey;
+  h.info.slotBytes = static_cast<uint32_t>(spec.slotBytes);
+  h.info.nslots = static_cast<uint32_t>(spec.nslots);
+  encodeIbHandle(h, handle);
+  auto conn = std::make_unique<IbRecvConnection>(std::move(link), std::move(ring), std::move(control),
+                                                 spec.slotBytes, spec.nslots);
+  TUTTI_RETURN_IF_ERROR(conn->postReceives());
+  return std::unique_ptr<RecvConnection>(std::move(conn));
+}
+
+Result<std::unique_ptr<SendConnection>> IbTransport::connect(const ConnectionSpec& spec,
+                                                             const ConnectionHandle& handle) {
+  TUTTI_ASSIGN_OR_RETURN(IbHandle h, decodeIbHandle(handle));
+  if (h.info.slotBytes != spec.slotBytes || h.info.nslots != static_cast<uint32_t>(spec.nslots))
+    return InvalidUsage(peerName(spec) + " uses another slot ring (TUTTI_BUFFSIZE and TUTTI_NSTEPS must match)");
+  IbDevice& dev = deviceFor(spec);
+  TUTTI_ASSIGN_OR_RETURN(auto link, IbLink::create(dev, dev.settings().qps, queueDepth(spec), peerName(spec)));
+  TUTTI_RETURN_IF_ERROR(link->connectTo(h.info));
+  TUTTI_ASSIGN_OR_RETURN(auto slots, RegisteredBuffer::allocate(dev, spec.slotBytes * spec.nslots));
+  TUTTI_ASSIGN_OR_RETURN(auto credit, RegisteredBuffer::allocate(dev, 2 * sizeof(uint64_t)));
+  Hello hello{h.magic, h.connectionId, spec.self->rank, link->localInfo()};
+  hello.info.address = reinterpret_cast<uint64_t>(credit.data());
+  hello.info.rkey = credit.key().rkey;
+  Deadline deadline = Deadline::after(spec.timeoutSeconds);
+  auto s = Socket::connect(fromWire(h.listener), deadline, spec.abort);
+  if (!s.ok()) return s.status().withContext("verbs transport: handshake with " + peerName(spec));
+  TUTTI_RETURN_IF_ERROR(s->sendAll(&hello, sizeof(hello), deadline, spec.abort));
+  link->attachSocket(std::move(s.value()));
+  return std::unique_ptr<SendConnection>(std::make_unique<IbSendConnection>(
+      std::move(link), std::move(slots), std::move(credit), h.info));
+}
+
+Status IbTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {
+  Deadline deadline = Deadline::after(spec.timeoutSeconds);
+  Hello hello{};
+  while (early_.find(spec.connectionId) == early_.end()) {
+    auto s = listener_.accept(deadline, spec.abort);
+    if (!s.ok()) return s.status().withContext("verbs transport: waiting for " + peerName(spec) + "'s handshake");
+    Status st = s->recvAll(&hello, sizeof(hello), Deadline::after(5), spec.abort);
+    if (!st.ok() || hello.magic != spec.commMagic) {
+      TUTTI_WARN(kSubsysNet, "dropped a verbs handshake from %s", s->peerAddress().toString().c_str());
+      continue;
+    }
+    early_[hello.connectionId] = std::move(s.value());
+    pendingInfo_[hello.connectionId] = hello.info;
+  }
+  auto& conn = static_cast<IbRecvConnection&>(connection);
+  IbEndpointInfo sender = pendingInfo_[spec.connectionId];
+  TUTTI_RETURN_IF_ERROR(validateIbInfo(sender, peerName(spec)));
+  TUTTI_RETURN_IF_ERROR(conn.complete(sender));
+  Socket s = std::move(early_[spec.connectionId]);
+  early_.erase(spec.connectionId);
+  pendingInfo_.erase(spec.connectionId);
+  // Our queue pairs can receive now: the sender may start writing.
+  char ready = 1;
+  TUTTI_RETURN_IF_ERROR(s.sendAll(&ready, 1, deadline, spec.abort));
+  conn.link().attachSocket(std::move(s));
+  return Status::Ok();
+}
+
+}  // namespace tutti

@@ -1,0 +1,45 @@
+// Verbs transport (TUTTI_NET=ib): RC queue pairs on the RDMA ports that
+// TUTTI_IB_HCA selects, channels spread over the ports. A TCP listener per
+// communicator carries each connection's handshake (the sender's half; the
+// receiver's travels in the handle) and then tells each end when the other
+// process is gone. Unavailable, with the reason, where libibverbs or an
+// active port is missing.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "src/common/interfaces.h"
+#include "src/common/socket.h"
+#include "transport/ibverbs/device.h"
+#include "transport/ibverbs/endpoint_info.h"
+#include "transport/transport.h"
+
+namespace tutti {
+
+class IbTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<IbTransport>> create(const std::vector<NetInterface>& ifaces);
+  // The ports it would use, or why it cannot run here.
+  static Status probe(std::string* description);
+
+  const char* name() const override { return "ib"; }
+  bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
+  Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
+                                                 ConnectionHandle* handle) override;
+  Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,
+                                                  const ConnectionHandle& handle) override;
+  Status accept(const ConnectionSpec& spec, RecvConnection& connection) override;
+
+ private:
+  IbTransport() = default;
+  IbDevice& deviceFor(const ConnectionSpec& spec) { return *devices_[spec.nic % devices_.size()]; }
+  std::vector<std::unique_ptr<IbDevice>> devices_;
+  Socket listener_;
+  // Handshakes that came before their accept(), by connection id.
+  std::map<uint32_t, Socket> early_;
+  std::map<uint32_t, IbEndpointInfo> pendingInfo_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,44 @@
+// UCX transport (TUTTI_NET=ucx): UCX chooses the fabric (RDMA verbs where
+// there is one, TCP or shared memory where not; UCX_TLS and UCX_NET_DEVICES
+// narrow it). The communicator's ranks swap worker addresses over the
+// bootstrap once; each connection is then a pair of tagged-message ends on
+// the one worker.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/ucx/address_swap.h"
+
+namespace tutti {
+
+class UcxWorker;
+
+class UcxTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<UcxTransport>> create(const AddressSwap& swap);
+  // Two steps for callers that swap addresses themselves (tests): create the
+  // worker, then hand it every rank's address.
+  static Result<std::unique_ptr<UcxTransport>> createUnconnected();
+  const std::string& workerAddress() const;
+  void setPeerAddresses(std::vector<std::string> addresses);
+
+  const char* name() const override { return "ucx"; }
+  bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
+  Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
+                                                 ConnectionHandle* handle) override;
+  Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,
+                                                  const ConnectionHandle& handle) override;
+  Status accept(const ConnectionSpec& spec, RecvConnection& connection) override;
+
+  // "UCX 1.13.1 (tcp/lo, posix/memory, ...)", or why UCX cannot run here.
+  static Status probe(std::string* description);
+
+ private:
+  UcxTransport() = default;
+  std::shared_ptr<UcxWorker> worker_;
+};
+
+}  // namespace tutti
