@@ -59,6 +59,11 @@ class Run {
   Status checkHealth();
   // Progresses the cursor's send connections; marks it drained once all are flushed.
   Status drain(Cursor& c);
+  // A blocked cursor keeps every connection of its program moving, not just
+  // the current step's: a transport that moves data only when polled (a UCX
+  // rendezvous, a socket's unsent tail) must not wait on this rank while
+  // this rank waits on shared memory for a peer that waits on it.
+  Status progressProgram(Cursor& c);
   // Sleeps until a socket that a blocked cursor waits on is ready (at most
   // 1 ms). False when some wait has no descriptor (shared memory): then the
   // caller must keep polling.
@@ -257,6 +262,20 @@ Status Run::drain(Cursor& c) {
   return Status::Ok();
 }
 
+Status Run::progressProgram(Cursor& c) {
+  SendConnection* lastSend = nullptr;
+  RecvConnection* lastRecv = nullptr;
+  for (const Step& s : c.program->steps) {  // consecutive steps mostly share connections
+    SendConnection* send = s.sendPeer >= 0 ? c.work->links->sendTo(c.program->channel, s.sendPeer) : nullptr;
+    if (send && send != lastSend && send != c.send) TUTTI_RETURN_IF_ERROR(send->progress());
+    if (send) lastSend = send;
+    RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.program->channel, s.recvPeer) : nullptr;
+    if (recv && recv != lastRecv && recv != c.recv) TUTTI_RETURN_IF_ERROR(recv->progress());
+    if (recv) lastRecv = recv;
+  }
+  return Status::Ok();
+}
+
 Status Run::checkHealth() {
   for (Cursor& c : cursors_) {
     if (c.finished() || c.waitPeer < 0) continue;
@@ -316,6 +335,10 @@ Status Run::go() {
       Advance a = advance(c, &error);
       if (a == Advance::kError) return fail(c, error);
       if (a == Advance::kProgress) progressed = true;
+      if (a == Advance::kBlocked) {
+        Status st = progressProgram(c);
+        if (!st.ok()) return fail(c, st);
+      }
       // Sockets move bytes only when polled: keep both ends of a step moving.
       if (c.send) {
         Status st = c.send->progress();

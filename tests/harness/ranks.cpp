@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -44,8 +45,13 @@ void writeAll(int fd, const void* data, size_t bytes) {
   // A rank of a multi-node test runs inside its node's network namespace.
   if (const char* ns = getenv("TUTTI_TEST_NETNS")) {
     int fd = open(("/var/run/netns/" + std::string(ns)).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
-      std::string msg = "cannot enter network namespace " + std::string(ns);
+    // As `ip netns exec` does: sysfs shows the namespace of whoever mounted
+    // it, so a private mount of it shows this node's interfaces (UCX and the
+    // topology read /sys/class/net).
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0 || unshare(CLONE_NEWNS) != 0 ||
+        mount("", "/", nullptr, MS_SLAVE | MS_REC, nullptr) != 0 || umount2("/sys", MNT_DETACH) != 0 ||
+        mount(ns, "/sys", "sysfs", 0, nullptr) != 0) {
+      std::string msg = "cannot enter network namespace " + std::string(ns) + ": " + strerror(errno);
       writeAll(report, msg.data(), msg.size());
       _exit(3);
     }

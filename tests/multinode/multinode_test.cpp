@@ -112,6 +112,18 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
                                   (algo.empty() ? "tuned" : algo);
                          });
 
+#ifdef TUTTI_HAVE_UCX
+// Between nodes over UCX, on the data interfaces only (UCX_NET_DEVICES);
+// ranks of one node still share memory.
+TEST(MultiNodeUcx, EveryCollectiveOverUcxTcpOnTheDataInterface) {
+  SKIP_WITHOUT_NODES(3);
+  auto outcomes = runRanks(
+      6, [](const RankContext& ctx) { return runMatrix(ctx, false); },
+      nodeEnv(3, {{"TUTTI_NET", "ucx"}, {"UCX_TLS", "tcp"}, {"UCX_NET_DEVICES", "data0"}}), 600);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+#endif
+
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;
