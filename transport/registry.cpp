@@ -28,7 +28,7 @@ static NetAvailability probeIb() {
 #ifdef TUTTI_HAVE_IBVERBS
   a.built = true;
   Status st = IbTransport::probe(&a.detail);
-  a.usable = st.ok();
+  a.usable = a.rdma = st.ok();
   if (!st.ok()) a.detail = st.message();
 #else
   a.detail = "not built (no infiniband/verbs.h when tutti was configured)";
@@ -43,6 +43,8 @@ static NetAvailability probeUcx() {
   a.built = true;
   Status st = UcxTransport::probe(&a.detail);
   a.usable = st.ok();
+  // UCX's RDMA transports: reliable and dynamic connections, datagrams.
+  for (const char* tl : {"(rc", " rc", "(dc", " dc", "(ud", " ud"}) a.rdma |= a.usable && a.detail.find(tl) != std::string::npos;
   if (!st.ok()) a.detail = st.message();
 #else
   a.detail = "not built (UCX's ucx.pc was not found when tutti was configured)";
@@ -50,18 +52,25 @@ static NetAvailability probeUcx() {
   return a;
 }
 
-// Fastest first. tutti's own verbs transport leads where there is an RDMA
-// device. Over TCP, UCX measured no faster than tutti's socket transport
-// (bench/results/ucx_vs_socket.md), so UCX runs only when named.
+// In the order the default prefers them. Over TCP, UCX moved large
+// messages at 0.3-0.7x the socket transport's speed (faster only below
+// 8 KiB; bench/results/ucx_vs_socket.md), so without RDMA lanes it runs
+// only when named.
 std::vector<NetAvailability> probeNets() {
-  NetAvailability socket{NetKind::kSocket, true, true, "TCP on the TUTTI_SOCKET_IFNAME interfaces"};
-  return {probeIb(), socket, probeUcx()};
+  NetAvailability socket;
+  socket.kind = NetKind::kSocket;
+  socket.built = socket.usable = true;
+  socket.detail = "TCP on the TUTTI_SOCKET_IFNAME interfaces";
+  NetAvailability ucx = probeUcx();
+  if (ucx.rdma) return {probeIb(), ucx, socket};
+  return {probeIb(), socket, ucx};
 }
 
 Result<NetKind> chooseNet(const std::string& requested) {
   if (requested.empty()) {
-    NetAvailability ib = probeIb();
-    return ib.usable ? NetKind::kIb : NetKind::kSocket;
+    for (const NetAvailability& n : probeNets())
+      if (n.usable && (n.rdma || n.kind == NetKind::kSocket)) return n.kind;
+    return NetKind::kSocket;
   }
   for (NetKind k : {NetKind::kSocket, NetKind::kUcx, NetKind::kIb}) {
     if (strcasecmp(requested.c_str(), netName(k)) != 0) continue;

@@ -23,14 +23,16 @@ struct NetAvailability {
   NetKind kind;
   bool built = false;
   bool usable = false;
+  bool rdma = false;   // moves data over an RDMA fabric here
   std::string detail;  // what it would use, or why it cannot run
 };
 // Every network transport, fastest first.
 std::vector<NetAvailability> probeNets();
 
 // TUTTI_NET's choice (case-insensitive, as NCCL_NET's "IB" or "Socket"), or
-// the first usable of probeNets(); a named transport that cannot run is an
-// error saying why.
+// by default the fastest usable: a transport on an RDMA fabric (ib, else
+// UCX when it has RDMA lanes), else the socket transport. A named transport
+// that cannot run is an error saying why.
 Result<NetKind> chooseNet(const std::string& requested);
 
 struct TransportOptions {

@@ -47,6 +47,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
   topts.swap = [this](const std::string& mine) { return swapAddresses(mine); };
   nics_ = static_cast<int>(ifaces.size());
   TUTTI_ASSIGN_OR_RETURN(transports_, createTransports(topts));
+  TUTTI_INFO(kSubsysInit, "rank %d: network transport %s (%s)", rank, netName(config_.net),
+             tunableString("NET").empty() ? "the fastest usable here" : "TUTTI_NET");
   const auto& peers = bootstrap_->peers();
   peerTransport_.resize(nranks);
   for (int p = 0; p < nranks; ++p) {

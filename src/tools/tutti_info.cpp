@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   printf("host reducer: %s\n", hostReducer().name());
 
   printf("\ntransports: shm between ranks of a host (TUTTI_SHM_DISABLE=1 turns it off), and\n");
-  printf("network transports (TUTTI_NET), fastest first:\n");
+  printf("network transports (TUTTI_NET), in the order the default prefers them:\n");
   for (const NetAvailability& n : probeNets())
     printf("  %-7s %-9s %-10s %s\n", netName(n.kind), n.built ? "built" : "not built",
            n.usable ? "usable" : "unusable", n.detail.c_str());

@@ -30,7 +30,8 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
+// `net`: the network transport rank 0 must report for rank 2 ("socket" or "ucx").
+void expectInfoLogShowsTransports(const std::string& net) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path.empty());
   const std::string dir = tmp.path;
@@ -45,18 +46,30 @@ TEST(Logging, InfoReportsVersionInterfaceAndTransports) {
     std::string log = slurp(dir + "/log." + host + "." + std::to_string(getpid()));
     for (const char* want : {"tutti 0.1.0", "interface lo", "INFO", "-> rank", "init done"})
       if (log.find(want) == std::string::npos) return std::string("log lacks \"") + want + "\":\n" + log;
-    // Ranks 0 and 1 share a (fake) host: shm; rank 2 is elsewhere: socket.
+    // Ranks 0 and 1 share a (fake) host: shm; rank 2 is elsewhere: the network transport.
     if (ctx.rank == 0 && (log.find("rank 1 (") == std::string::npos || log.find(": shm") == std::string::npos ||
-                          log.find(": socket") == std::string::npos))
-      return "rank 0's log does not show shm to rank 1 and socket to rank 2:\n" + log;
+                          log.find(": " + net) == std::string::npos ||
+                          log.find("network transport " + net) == std::string::npos))
+      return "rank 0's log does not show shm to rank 1 and " + net + " to rank 2:\n" + log;
     return "";
   }, [&](int rank) {
-    return std::map<std::string, std::string>{
+    std::map<std::string, std::string> env{
         {"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_FILE", pattern},
         {"TUTTI_HOSTID", rank < 2 ? "hostA" : "hostB"}};
+    if (net == "ucx") {
+      env["TUTTI_NET"] = "ucx";
+      env["UCX_TLS"] = "tcp";
+      env["UCX_NET_DEVICES"] = "lo";
+    }
+    return env;
   });
   EXPECT_EQ(summarize(outcomes), "");
 }
+
+TEST(Logging, InfoReportsVersionInterfaceAndTransports) { expectInfoLogShowsTransports("socket"); }
+#ifdef TUTTI_HAVE_UCX
+TEST(Logging, InfoReportsUcxPerPeerWhenChosen) { expectInfoLogShowsTransports("ucx"); }
+#endif
 
 TEST(Logging, SubsystemFilterAndLevel) {
   TempDir tmp;

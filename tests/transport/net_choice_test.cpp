@@ -14,8 +14,13 @@ TEST(NetChoice, NamesAndDefault) {
   ASSERT_EQ(nets.size(), 3u);
   EXPECT_EQ(nets[0].kind, NetKind::kIb);  // fastest first
   for (const auto& n : nets) EXPECT_FALSE(n.detail.empty()) << netName(n.kind);
-  // The default: ib where usable, else the socket transport.
-  EXPECT_EQ(chooseNet("").value(), nets[0].usable ? NetKind::kIb : NetKind::kSocket);
+  // The default: the first usable on an RDMA fabric, else the socket transport.
+  NetKind want = NetKind::kSocket;
+  for (auto it = nets.rbegin(); it != nets.rend(); ++it)
+    if (it->usable && it->rdma) want = it->kind;
+  EXPECT_EQ(chooseNet("").value(), want);
+  for (const auto& n : nets)
+    if (n.kind == NetKind::kSocket) EXPECT_TRUE(n.usable && !n.rdma);
 }
 
 TEST(NetChoice, UnknownOrUnusableSaysWhy) {
