@@ -52,10 +52,10 @@ static NetAvailability probeUcx() {
   return a;
 }
 
-// In the order the default prefers them. Over TCP, UCX moved large
-// messages at 0.3-0.7x the socket transport's speed (faster only below
-// 8 KiB; bench/results/ucx_vs_socket.md), so without RDMA lanes it runs
-// only when named.
+// In the order the default prefers them. Over TCP, UCX moved 512 KiB and
+// more at 0.33-0.66x the socket transport's speed (faster only for small
+// messages; bench/results/ucx_vs_socket.md), so without RDMA lanes it
+// runs only when named.
 std::vector<NetAvailability> probeNets() {
   NetAvailability socket;
   socket.kind = NetKind::kSocket;
