@@ -77,6 +77,11 @@ struct ConnectionSpec {
   int nic = 0;  // which of the transport's interfaces the receiver listens on
 };
 
+// "rank 3 (host)": how transports name the other end in errors.
+inline std::string peerName(const ConnectionSpec& spec) {
+  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
+}
+
 // Opaque bytes the receiver's listen() gives the sender's connect().
 struct ConnectionHandle {
   char bytes[192] = {0};

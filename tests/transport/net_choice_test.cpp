@@ -20,7 +20,9 @@ TEST(NetChoice, NamesAndDefault) {
     if (it->usable && it->rdma) want = it->kind;
   EXPECT_EQ(chooseNet("").value(), want);
   for (const auto& n : nets)
-    if (n.kind == NetKind::kSocket) EXPECT_TRUE(n.usable && !n.rdma);
+    if (n.kind == NetKind::kSocket) {
+      EXPECT_TRUE(n.usable && !n.rdma);
+    }
 }
 
 TEST(NetChoice, UnknownOrUnusableSaysWhy) {

@@ -16,10 +16,6 @@ struct Hello {
   IbEndpointInfo info;
 };
 
-std::string peerName(const ConnectionSpec& spec) {
-  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
-}
-
 int queueDepth(const ConnectionSpec& spec) { return spec.nslots + 8; }
 
 Result<std::vector<IbPortDesc>> usablePorts(const VerbsApi& api, const IbSettings& settings) {

@@ -19,10 +19,6 @@ struct ShmHandle {
 };
 static_assert(sizeof(ShmHandle) <= sizeof(ConnectionHandle), "handle too large");
 
-std::string peerName(const ConnectionSpec& spec) {
-  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
-}
-
 }  // namespace
 
 bool ShmTransport::canConnect(const RankInfo& self, const RankInfo& peer) const {

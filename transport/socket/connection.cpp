@@ -341,6 +341,7 @@ bool SocketRecvConnection::pumpStreams(int first, int last, Status* error, FdSet
     }
     moved |= pump(i, &s.error);
     if (!s.error.ok()) {
+      streamsDone_.fetch_add(1, std::memory_order_acq_rel);
       if (error->ok()) *error = s.error;
       continue;
     }
@@ -354,8 +355,10 @@ bool SocketRecvConnection::pumpThread(int t) {
   FdSet waiting;
   Status error;
   bool moved = pumpStreams(t * config_.socketsPerThread, (t + 1) * config_.socketsPerThread, &error, &waiting);
+  // Other threads' streams may still hold data sent before this stream's
+  // notice or close: fail only once every stream is done.
   if (!moved && !error.ok()) {
-    (void)driver_.fail(error);
+    if (streamsDone_.load(std::memory_order_acquire) == streams_.size()) (void)driver_.fail(error);
     return false;
   }
   if (!moved && !waiting.empty()) {  // room for data that has not come yet

@@ -132,6 +132,7 @@ class SocketRecvConnection final : public RecvConnection {
   SocketStreams config_;
   std::string peerName_;
   std::atomic<int> reportedFailure_{-1};
+  std::atomic<size_t> streamsDone_{0};  // streams closed, failed or noticed
   std::atomic<uint64_t> consumed_{0};
   uint64_t sizes_[64] = {};  // written by stream 0's reader, read once complete
   StreamDriver driver_;

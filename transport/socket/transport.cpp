@@ -26,10 +26,6 @@ struct Hello {
   int32_t streams;
 };
 
-std::string peerName(const ConnectionSpec& spec) {
-  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SocketTransport>> SocketTransport::create(const std::vector<NetInterface>& ifaces,

@@ -129,51 +129,55 @@ int UcxLink::reportedFailure() const {
   return noticeState_.done && noticeState_.status == UCS_OK ? noticeIn_ : -1;
 }
 
-// ---- UcxSendConnection ----
+// ---- UcxRing ----
 
-UcxSendConnection::UcxSendConnection(std::unique_ptr<UcxLink> link, HostBuffer slots, UcxRegion region,
-                                     size_t slotBytes, int nslots)
-    : link_(std::move(link)),
-      slots_(std::move(slots)),
-      region_(std::move(region)),
-      slotBytes_(slotBytes),
-      nslots_(static_cast<uint64_t>(nslots)),
-      state_(nslots) {}
+UcxRing::UcxRing(std::unique_ptr<UcxLink> link_, HostBuffer slots_, UcxRegion region_, size_t slotBytes_,
+                 int nslots_)
+    : link(std::move(link_)),
+      slots(std::move(slots_)),
+      region(std::move(region_)),
+      slotBytes(slotBytes_),
+      nslots(static_cast<uint64_t>(nslots_)),
+      states(nslots_) {}
 
-UcxSendConnection::~UcxSendConnection() {
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
-  std::vector<UcxSlotState*> states;
-  for (auto& s : state_) states.push_back(&s);
-  if (!cancelAll(link_->worker(), states)) {
-    // A send UCX would not give back may still read the slots: keep them.
-    (void)slots_.release();
-    new std::vector<UcxSlotState>(std::move(state_));
+UcxRing::~UcxRing() {
+  if (!link) return;  // moved from
+  std::lock_guard<std::mutex> guard(link->worker().lock());
+  std::vector<UcxSlotState*> pending;
+  for (auto& s : states) pending.push_back(&s);
+  if (!cancelAll(link->worker(), pending)) {
+    // A request UCX would not give back may still touch the slots and its
+    // state: keep both rather than free them under it.
+    (void)slots.release();
+    new std::vector<UcxSlotState>(std::move(states));
   }
 }
 
+// ---- UcxSendConnection ----
+
 void UcxSendConnection::retire() {
   while (completed_ < posted_) {
-    UcxSlotState& s = state_[completed_ % nslots_];
+    UcxSlotState& s = ring_.state(completed_);
     if (!s.done) break;
     if (s.status != UCS_OK && error_.ok())
-      error_ = ucxError("sending to " + link_->peerName(), s.status);
+      error_ = ucxError("sending to " + ring_.link->peerName(), s.status);
     ++completed_;
   }
 }
 
 void* UcxSendConnection::acquire(size_t* capacity) {
-  if (posted_ - completed_ >= nslots_) {
-    std::lock_guard<std::mutex> guard(link_->worker().lock());
-    link_->worker().progressLocked();
+  if (posted_ - completed_ >= ring_.nslots) {
+    std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+    ring_.link->worker().progressLocked();
     retire();
-    if (posted_ - completed_ >= nslots_) return nullptr;
+    if (posted_ - completed_ >= ring_.nslots) return nullptr;
   }
-  *capacity = slotBytes_;
-  return slots_.data() + (posted_ % nslots_) * slotBytes_;
+  *capacity = ring_.slotBytes;
+  return ring_.slot(posted_);
 }
 
 Status UcxSendConnection::post(size_t bytes) {
-  return send(slots_.data() + (posted_ % nslots_) * slotBytes_, bytes, true);
+  return send(ring_.slot(posted_), bytes, true);
 }
 
 Status UcxSendConnection::postReference(const void* data, size_t bytes) {
@@ -182,23 +186,23 @@ Status UcxSendConnection::postReference(const void* data, size_t bytes) {
 
 Status UcxSendConnection::send(const void* data, size_t bytes, bool fromSlot) {
   if (!error_.ok()) return error_;
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
-  UcxSlotState& s = state_[posted_ % nslots_];
+  std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+  UcxSlotState& s = ring_.state(posted_);
   s = UcxSlotState{};
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
   p.cb.send = onSent;
   p.user_data = &s;
   p.datatype = ucp_dt_make_contig(1);
-  if (fromSlot && region_.handle()) {
+  if (fromSlot && ring_.region.handle()) {
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
-    p.memh = region_.handle();
+    p.memh = ring_.region.handle();
   }
   // The caller's memory is registered by UCX's own registration cache.
-  void* r = ucp_tag_send_nbx(link_->peer().ep, data, bytes,
-                             ucxChunkTag(link_->connectionId(), posted_), &p);
+  void* r = ucp_tag_send_nbx(ring_.link->peer().ep, data, bytes,
+                             ucxChunkTag(ring_.link->connectionId(), posted_), &p);
   if (UCS_PTR_IS_ERR(r)) {
-    error_ = ucxError("sending to " + link_->peerName(), UCS_PTR_STATUS(r));
+    error_ = ucxError("sending to " + ring_.link->peerName(), UCS_PTR_STATUS(r));
     return error_;
   }
   if (r == nullptr) s.done = true;
@@ -209,83 +213,63 @@ Status UcxSendConnection::send(const void* data, size_t bytes, bool fromSlot) {
 }
 
 Status UcxSendConnection::progress() {
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
-  link_->worker().progressLocked();
+  std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+  ring_.link->worker().progressLocked();
   retire();
   return error_;
 }
 
 Status UcxSendConnection::checkPeer() {
   if (!error_.ok()) return error_;
-  return link_->check();
+  return ring_.link->check();
 }
 
 // ---- UcxRecvConnection ----
 
-UcxRecvConnection::UcxRecvConnection(std::unique_ptr<UcxLink> link, HostBuffer slots, UcxRegion region,
-                                     size_t slotBytes, int nslots)
-    : link_(std::move(link)),
-      slots_(std::move(slots)),
-      region_(std::move(region)),
-      slotBytes_(slotBytes),
-      nslots_(static_cast<uint64_t>(nslots)),
-      state_(nslots) {}
-
-UcxRecvConnection::~UcxRecvConnection() {
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
-  std::vector<UcxSlotState*> states;
-  for (auto& s : state_) states.push_back(&s);
-  if (!cancelAll(link_->worker(), states)) {
-    // A receive UCX would not cancel may still write: keep its memory.
-    (void)slots_.release();
-    new std::vector<UcxSlotState>(std::move(state_));
-  }
-}
-
 Status UcxRecvConnection::start() {
   {
-    std::lock_guard<std::mutex> guard(link_->worker().lock());
-    for (uint64_t seq = 0; seq < nslots_; ++seq) TUTTI_RETURN_IF_ERROR(postReceive(seq));
+    std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+    for (uint64_t seq = 0; seq < ring_.nslots; ++seq) TUTTI_RETURN_IF_ERROR(postReceive(seq));
   }
-  return link_->armNotice();
+  return ring_.link->armNotice();
 }
 
 Status UcxRecvConnection::postReceive(uint64_t seq) {
-  return postTagRecv(link_->worker().worker(), slots_.data() + (seq % nslots_) * slotBytes_, slotBytes_,
-                     ucxChunkTag(link_->connectionId(), seq), region_.handle(), &state_[seq % nslots_]);
+  return postTagRecv(ring_.link->worker().worker(), ring_.slot(seq), ring_.slotBytes,
+                     ucxChunkTag(ring_.link->connectionId(), seq), ring_.region.handle(), &ring_.state(seq));
 }
 
 const void* UcxRecvConnection::peek(size_t* bytes) {
-  UcxSlotState& s = state_[consumed_ % nslots_];
+  UcxSlotState& s = ring_.state(consumed_);
   if (!s.done) {
-    std::lock_guard<std::mutex> guard(link_->worker().lock());
-    link_->worker().progressLocked();
+    std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+    ring_.link->worker().progressLocked();
     if (!s.done) return nullptr;
   }
   if (s.status != UCS_OK) {
-    if (error_.ok()) error_ = ucxError("receiving from " + link_->peerName(), s.status);
+    if (error_.ok()) error_ = ucxError("receiving from " + ring_.link->peerName(), s.status);
     return nullptr;
   }
   *bytes = s.length;
-  return slots_.data() + (consumed_ % nslots_) * slotBytes_;
+  return ring_.slot(consumed_);
 }
 
 Status UcxRecvConnection::release() {
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
+  std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
   ++consumed_;
   // The slot just freed takes the chunk nslots ahead.
-  return postReceive(consumed_ + nslots_ - 1);
+  return postReceive(consumed_ + ring_.nslots - 1);
 }
 
 Status UcxRecvConnection::progress() {
-  std::lock_guard<std::mutex> guard(link_->worker().lock());
-  link_->worker().progressLocked();
+  std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
+  ring_.link->worker().progressLocked();
   return error_;
 }
 
 Status UcxRecvConnection::checkPeer() {
   if (!error_.ok()) return error_;
-  return link_->check();
+  return ring_.link->check();
 }
 
 }  // namespace tutti

@@ -65,11 +65,26 @@ class UcxLink {
   UcxSlotState noticeSent_;
 };
 
+// One end's registered slot ring and the state of the request on each slot;
+// requests still in flight are cancelled before the memory goes.
+struct UcxRing {
+  UcxRing(std::unique_ptr<UcxLink> link, HostBuffer slots, UcxRegion region, size_t slotBytes, int nslots);
+  UcxRing(UcxRing&&) = default;
+  ~UcxRing();
+  char* slot(uint64_t seq) const { return slots.data() + (seq % nslots) * slotBytes; }
+  UcxSlotState& state(uint64_t seq) { return states[seq % nslots]; }
+
+  std::unique_ptr<UcxLink> link;
+  HostBuffer slots;
+  UcxRegion region;
+  size_t slotBytes;
+  uint64_t nslots;
+  std::vector<UcxSlotState> states;
+};
+
 class UcxSendConnection final : public SendConnection {
  public:
-  UcxSendConnection(std::unique_ptr<UcxLink> link, HostBuffer slots, UcxRegion region,
-                    size_t slotBytes, int nslots);
-  ~UcxSendConnection() override;
+  explicit UcxSendConnection(UcxRing ring) : ring_(std::move(ring)) {}
   void* acquire(size_t* capacity) override;
   Status post(size_t bytes) override;
   bool sendsByReference() const override { return true; }
@@ -77,19 +92,14 @@ class UcxSendConnection final : public SendConnection {
   Status progress() override;
   bool flushed() const override { return completed_ == posted_; }
   Status checkPeer() override;
-  void notifyFailure(int failedRank) override { link_->sendNotice(failedRank); }
-  int reportedFailure() const override { return link_->reportedFailure(); }
+  void notifyFailure(int failedRank) override { ring_.link->sendNotice(failedRank); }
+  int reportedFailure() const override { return ring_.link->reportedFailure(); }
 
  private:
   Status send(const void* data, size_t bytes, bool fromSlot);
   void retire();  // advances completed_ over finished sends, oldest first
 
-  std::unique_ptr<UcxLink> link_;
-  HostBuffer slots_;
-  UcxRegion region_;
-  size_t slotBytes_;
-  uint64_t nslots_;
-  std::vector<UcxSlotState> state_;
+  UcxRing ring_;
   uint64_t posted_ = 0;
   uint64_t completed_ = 0;
   Status error_;
@@ -97,27 +107,20 @@ class UcxSendConnection final : public SendConnection {
 
 class UcxRecvConnection final : public RecvConnection {
  public:
-  UcxRecvConnection(std::unique_ptr<UcxLink> link, HostBuffer slots, UcxRegion region,
-                    size_t slotBytes, int nslots);
-  ~UcxRecvConnection() override;
+  explicit UcxRecvConnection(UcxRing ring) : ring_(std::move(ring)) {}
   // Posts a receive into every slot and the notice receive.
   Status start();
   const void* peek(size_t* bytes) override;
   Status release() override;
   Status progress() override;
   Status checkPeer() override;
-  void notifyFailure(int failedRank) override { link_->sendNotice(failedRank); }
-  int reportedFailure() const override { return link_->reportedFailure(); }
+  void notifyFailure(int failedRank) override { ring_.link->sendNotice(failedRank); }
+  int reportedFailure() const override { return ring_.link->reportedFailure(); }
 
  private:
   Status postReceive(uint64_t seq);
 
-  std::unique_ptr<UcxLink> link_;
-  HostBuffer slots_;
-  UcxRegion region_;
-  size_t slotBytes_;
-  uint64_t nslots_;
-  std::vector<UcxSlotState> state_;
+  UcxRing ring_;
   uint64_t consumed_ = 0;
   Status error_;
 };

@@ -19,10 +19,6 @@ struct UcxHandle {
 };
 static_assert(sizeof(UcxHandle) <= sizeof(ConnectionHandle), "handle too large");
 
-std::string peerName(const ConnectionSpec& spec) {
-  return "rank " + std::to_string(spec.peer->rank) + " (" + spec.peer->hostname + ")";
-}
-
 int sameHostPid(const ConnectionSpec& spec) {
   return spec.peer->hostHash == spec.self->hostHash ? spec.peer->pid : 0;
 }
@@ -72,8 +68,8 @@ Result<std::unique_ptr<RecvConnection>> UcxTransport::listen(const ConnectionSpe
   UcxHandle h{{'u', 'c', 'x', 0}, spec.connectionId, spec.slotBytes, spec.nslots};
   std::memcpy(handle->bytes, &h, sizeof(h));
   TUTTI_ASSIGN_OR_RETURN(Ends e, makeEnds(worker_, spec, true));
-  auto conn = std::make_unique<UcxRecvConnection>(std::move(e.link), std::move(e.slots),
-                                                  std::move(e.region), spec.slotBytes, spec.nslots);
+  auto conn = std::make_unique<UcxRecvConnection>(
+      UcxRing(std::move(e.link), std::move(e.slots), std::move(e.region), spec.slotBytes, spec.nslots));
   TUTTI_RETURN_IF_ERROR(conn->start());
   return std::unique_ptr<RecvConnection>(std::move(conn));
 }
@@ -88,8 +84,8 @@ Result<std::unique_ptr<SendConnection>> UcxTransport::connect(const ConnectionSp
     return InvalidUsage(peerName(spec) + " expects another connection or slot layout");
   TUTTI_ASSIGN_OR_RETURN(Ends e, makeEnds(worker_, spec, false));
   UcxLink* link = e.link.get();
-  auto conn = std::make_unique<UcxSendConnection>(std::move(e.link), std::move(e.slots),
-                                                  std::move(e.region), spec.slotBytes, spec.nslots);
+  auto conn = std::make_unique<UcxSendConnection>(
+      UcxRing(std::move(e.link), std::move(e.slots), std::move(e.region), spec.slotBytes, spec.nslots));
   TUTTI_RETURN_IF_ERROR(link->armNotice());
   return std::unique_ptr<SendConnection>(std::move(conn));
 }
