@@ -121,14 +121,17 @@ Status Communicator::checkSameConfig() {
   std::vector<CommConfig::Shared> all(nranks_);
   all[rank_] = config_.shared();
   TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), sizeof(CommConfig::Shared)));
-  for (int p = 0; p < nranks_; ++p)
+  for (int p = 0; p < nranks_; ++p) {
+    if (all[p].net != all[0].net)
+      return InvalidUsage(describePeer(p) + " uses the " + netName(static_cast<NetKind>(all[p].net)) +
+                          " network transport and rank 0 " + netName(static_cast<NetKind>(all[0].net)) +
+                          " (set TUTTI_NET alike on every rank, or give every host the same fabric)");
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, socket streams or "
-                          "network transport (TUTTI_NET: rank 0 uses " +
-                          std::string(netName(static_cast<NetKind>(all[0].net))) + ", that rank " +
-                          netName(static_cast<NetKind>(all[p].net)) + ") than rank 0; they must match on every rank");
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE or socket streams than rank 0; "
+                          "they must match on every rank");
+  }
   return Status::Ok();
 }
 

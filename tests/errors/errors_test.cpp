@@ -178,6 +178,24 @@ TEST(Errors, MismatchedBufferConfigIsRefused) {
   EXPECT_EQ(summarize(outcomes), "");
 }
 
+#ifdef TUTTI_HAVE_UCX
+TEST(Errors, MismatchedNetworkTransportIsRefusedNamingBoth) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    tuttiResult_t r = tuttiCommInitRank(&comm, 2, ctx.id, ctx.rank);
+    std::string msg = tuttiGetLastError(nullptr);
+    if (r != tuttiInvalidUsage || !contains(msg, "uses the ucx network transport and rank 0 socket"))
+      return "expected a transport mismatch error, got " + std::string(tuttiGetErrorString(r)) + ": " + msg;
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    if (rank == 1) env["TUTTI_NET"] = "ucx";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+#endif
+
 // Rank 2 dies while all ranks are inside a stream of large all-reduces.
 // `net`: "shm", "socket" or "ucx" (every pair over that transport).
 void killedRankTest(const std::string& net) {
