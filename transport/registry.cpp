@@ -41,10 +41,8 @@ static NetAvailability probeUcx() {
   a.kind = NetKind::kUcx;
 #ifdef TUTTI_HAVE_UCX
   a.built = true;
-  Status st = UcxTransport::probe(&a.detail);
+  Status st = UcxTransport::probe(&a.detail, &a.rdma);
   a.usable = st.ok();
-  // UCX's RDMA transports: reliable and dynamic connections, datagrams.
-  for (const char* tl : {"(rc", " rc", "(dc", " dc", "(ud", " ud"}) a.rdma |= a.usable && a.detail.find(tl) != std::string::npos;
   if (!st.ok()) a.detail = st.message();
 #else
   a.detail = "not built (UCX's ucx.pc was not found when tutti was configured)";
@@ -94,7 +92,7 @@ Result<std::vector<std::unique_ptr<Transport>>> createTransports(const Transport
     }
     case NetKind::kUcx: {
 #ifdef TUTTI_HAVE_UCX
-      TUTTI_ASSIGN_OR_RETURN(auto t, UcxTransport::create(options.swap));
+      TUTTI_ASSIGN_OR_RETURN(auto t, UcxTransport::create(options.swap, options.chunkBytes));
       list.push_back(std::move(t));
       break;
 #else

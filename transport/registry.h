@@ -41,6 +41,7 @@ struct TransportOptions {
   std::vector<NetInterface> socketInterfaces;  // where the socket transport listens (one per NIC)
   SocketStreams socket;
   AddressSwap swap;  // UCX swaps worker addresses through it
+  size_t chunkBytes = 0;  // the largest chunk a connection carries (one slot)
 };
 
 // One instance of each transport for one communicator (they hold listeners).

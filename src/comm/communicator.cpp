@@ -44,6 +44,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
   topts.socketInterfaces = ifaces;
   topts.socket = config_.socketStreams;
   topts.net = config_.net;
+  topts.chunkBytes = config_.slotBytes;
   topts.swap = [this](const std::string& mine) { return swapAddresses(mine); };
   nics_ = static_cast<int>(ifaces.size());
   TUTTI_ASSIGN_OR_RETURN(transports_, createTransports(topts));

@@ -41,7 +41,7 @@ constexpr int kSlots = 4;
 std::unique_ptr<UcxTransport> makeUcx(const std::string& name) {
   setenv("UCX_TLS", name == "ucx_tcp" ? "tcp" : "sm,self", 1);
   setenv("UCX_NET_DEVICES", "lo", 1);
-  auto t = UcxTransport::createUnconnected();
+  auto t = UcxTransport::createUnconnected(kSlot);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? std::move(t.value()) : nullptr;
 }

@@ -43,14 +43,14 @@ Result<Ends> makeEnds(const std::shared_ptr<UcxWorker>& worker, const Connection
 
 }  // namespace
 
-Result<std::unique_ptr<UcxTransport>> UcxTransport::createUnconnected() {
+Result<std::unique_ptr<UcxTransport>> UcxTransport::createUnconnected(size_t chunkBytes) {
   std::unique_ptr<UcxTransport> t(new UcxTransport());
-  TUTTI_ASSIGN_OR_RETURN(t->worker_, UcxWorker::create());
+  TUTTI_ASSIGN_OR_RETURN(t->worker_, UcxWorker::create(chunkBytes));
   return t;
 }
 
-Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const AddressSwap& swap) {
-  TUTTI_ASSIGN_OR_RETURN(auto t, createUnconnected());
+Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const AddressSwap& swap, size_t chunkBytes) {
+  TUTTI_ASSIGN_OR_RETURN(auto t, createUnconnected(chunkBytes));
   auto all = swap(t->workerAddress());
   if (!all.ok()) return all.status().withContext("UCX: swapping worker addresses");
   t->setPeerAddresses(std::move(all.value()));
@@ -96,10 +96,11 @@ Status UcxTransport::accept(const ConnectionSpec&, RecvConnection&) {
   return Status::Ok();
 }
 
-Status UcxTransport::probe(std::string* description) {
-  auto w = UcxWorker::create();
+Status UcxTransport::probe(std::string* description, bool* rdma) {
+  auto w = UcxWorker::create(0);
   if (!w.ok()) return w.status();
   *description = UcxWorker::describe();
+  *rdma = UcxWorker::hasRdma(UcxWorker::fabricResources());
   return Status::Ok();
 }
 

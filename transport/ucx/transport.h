@@ -18,10 +18,11 @@ class UcxWorker;
 
 class UcxTransport final : public Transport {
  public:
-  static Result<std::unique_ptr<UcxTransport>> create(const AddressSwap& swap);
+  // `chunkBytes`: the largest chunk a connection carries (one slot).
+  static Result<std::unique_ptr<UcxTransport>> create(const AddressSwap& swap, size_t chunkBytes);
   // Two steps for callers that swap addresses themselves (tests): create the
   // worker, then hand it every rank's address.
-  static Result<std::unique_ptr<UcxTransport>> createUnconnected();
+  static Result<std::unique_ptr<UcxTransport>> createUnconnected(size_t chunkBytes);
   const std::string& workerAddress() const;
   void setPeerAddresses(std::vector<std::string> addresses);
 
@@ -33,8 +34,9 @@ class UcxTransport final : public Transport {
                                                   const ConnectionHandle& handle) override;
   Status accept(const ConnectionSpec& spec, RecvConnection& connection) override;
 
-  // "UCX 1.13.1 (tcp/lo, posix/memory, ...)", or why UCX cannot run here.
-  static Status probe(std::string* description);
+  // "UCX 1.13.1 (tcp/lo, posix/memory, ...)" and whether it has RDMA lanes,
+  // or why UCX cannot run here.
+  static Status probe(std::string* description, bool* rdma);
 
  private:
   UcxTransport() = default;

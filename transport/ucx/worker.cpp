@@ -31,11 +31,15 @@ UcxRegion::~UcxRegion() {
   memh_ = nullptr;
 }
 
-Result<std::shared_ptr<UcxWorker>> UcxWorker::create() {
+Result<std::shared_ptr<UcxWorker>> UcxWorker::create(size_t chunkBytes) {
   std::shared_ptr<UcxWorker> w(new UcxWorker());
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);  // UCX_* from the environment
   if (st != UCS_OK) return ucxError("reading UCX_* configuration", st);
+  if (!getenv("UCX_RNDV_THRESH") && chunkBytes > 0 && !hasRdma(fabricResources())) {
+    std::string thresh = std::to_string(chunkBytes + 1);
+    (void)ucp_config_modify(config, "RNDV_THRESH", thresh.c_str());  // a hint: ignore failure
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG;
@@ -124,17 +128,12 @@ Result<UcxRegion> UcxWorker::registerMemory(void* data, size_t bytes) {
   return UcxRegion(context_, memh);
 }
 
-std::string UcxWorker::describe() {
-  unsigned major = 0, minor = 0, release = 0;
-  ucp_get_version(&major, &minor, &release);
-  std::string out = "UCX " + std::to_string(major) + "." + std::to_string(minor) + "." +
-                    std::to_string(release);
-  // Every transport/device pair UCT offers here, before UCX_TLS narrows it.
+std::vector<std::string> UcxWorker::fabricResources() {
+  std::vector<std::string> out;
   uct_component_h* components = nullptr;
   unsigned ncomponents = 0;
   if (uct_query_components(&components, &ncomponents) != UCS_OK) return out;
   std::set<std::string> seen;
-  std::string list;
   for (unsigned c = 0; c < ncomponents; ++c) {
     uct_component_attr_t attr{};
     attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
@@ -155,7 +154,7 @@ std::string UcxWorker::describe() {
       if (uct_md_query_tl_resources(md, &tls, &ntls) == UCS_OK) {
         for (unsigned t = 0; t < ntls; ++t) {
           std::string entry = std::string(tls[t].tl_name) + "/" + tls[t].dev_name;
-          if (seen.insert(entry).second) list += (list.empty() ? "" : ", ") + entry;
+          if (seen.insert(entry).second) out.push_back(entry);
         }
         uct_release_tl_resource_list(tls);
       }
@@ -163,6 +162,23 @@ std::string UcxWorker::describe() {
     }
   }
   uct_release_component_list(components);
+  return out;
+}
+
+bool UcxWorker::hasRdma(const std::vector<std::string>& resources) {
+  for (const std::string& r : resources)
+    for (const char* tl : {"rc", "dc", "ud"})
+      if (r.rfind(tl, 0) == 0) return true;
+  return false;
+}
+
+std::string UcxWorker::describe() {
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  std::string out = "UCX " + std::to_string(major) + "." + std::to_string(minor) + "." +
+                    std::to_string(release);
+  std::string list;
+  for (const std::string& r : fabricResources()) list += (list.empty() ? "" : ", ") + r;
   return out + (list.empty() ? "" : " (" + list + ")");
 }
 

@@ -41,7 +41,10 @@ class UcxRegion {
 
 class UcxWorker {
  public:
-  static Result<std::shared_ptr<UcxWorker>> create();
+  // `chunkBytes`: the largest message tutti sends (a slot). Without RDMA
+  // lanes such messages go eagerly: UCX's rendezvous adds a round trip per
+  // chunk that cost 2-3x over TCP (unless UCX_RNDV_THRESH says otherwise).
+  static Result<std::shared_ptr<UcxWorker>> create(size_t chunkBytes);
   ~UcxWorker();
 
   // This worker's address, to be swapped with every peer.
@@ -61,7 +64,11 @@ class UcxWorker {
     while (ucp_worker_progress(worker_) != 0) {
     }
   }
-  // UCX's version and the transports it may use, for logs and tutti-info.
+  // Every transport/device pair UCT offers here ("tcp/eth0"), before UCX_TLS narrows it.
+  static std::vector<std::string> fabricResources();
+  // Whether any of them is an RDMA transport (reliable or dynamic connections, datagrams).
+  static bool hasRdma(const std::vector<std::string>& resources);
+  // UCX's version and fabricResources(), for logs and tutti-info.
   static std::string describe();
 
  private:
