@@ -50,9 +50,9 @@ static NetAvailability probeUcx() {
   return a;
 }
 
-// In the order the default prefers them. Over TCP, UCX moved 512 KiB and
-// more at 0.33-0.66x the socket transport's speed (faster only for small
-// messages; bench/results/ucx_vs_socket.md), so without RDMA lanes it
+// In the order the default prefers them. Over TCP, UCX moved large
+// messages at 0.6-0.97x the socket transport's speed (faster only for
+// small ones; bench/results/ucx_vs_socket.md), so without RDMA lanes it
 // runs only when named.
 std::vector<NetAvailability> probeNets() {
   NetAvailability socket;
