@@ -30,7 +30,7 @@ int postWrite(ibv_qp* qp, const void* local, size_t bytes, uint32_t lkey, uint64
 // ---- IbLink ----
 
 Result<std::unique_ptr<IbLink>> IbLink::create(IbDevice& device, int nqps, int depth, std::string peerName) {
-  std::unique_ptr<IbLink> l(new IbLink(device, std::move(peerName)));
+  std::unique_ptr<IbLink> l(new IbLink(device, std::move(peerName), depth));
   const VerbsApi& api = device.api();
   l->cq_ = api.createCq(device.context(), 2 * nqps * depth, nullptr, nullptr, 0);
   if (!l->cq_) return ErrnoError("creating a completion queue for " + l->peerName_, errno);
@@ -158,8 +158,18 @@ void* IbSendConnection::acquire(size_t* capacity) {
   Status st = waitReady();
   if (!st.ok()) error_ = st;
   if (!ready_ || !window_.canPost(posted_, credit()[0])) return nullptr;
+  // Credits bound the chunks the receiver holds, not the completions this
+  // end has yet to poll: keep room on every send queue for one more chunk
+  // and a failure notice.
+  if (sendQueueFull() && (!progress().ok() || sendQueueFull())) return nullptr;
   *capacity = slotBytes_;
   return slots_.data() + (posted_ % window_.nslots()) * slotBytes_;
+}
+
+bool IbSendConnection::sendQueueFull() const {
+  // Each chunk takes one request on every queue pair, so they fill alike.
+  uint64_t perQueue = (postedWrs_ - completedWrs_) / static_cast<uint64_t>(link_->nqps());
+  return perQueue + 2 > static_cast<uint64_t>(link_->depth());
 }
 
 Status IbSendConnection::post(size_t bytes) {
@@ -280,6 +290,8 @@ const void* IbRecvConnection::peek(size_t* bytes) {
   return slots_.data() + slot * slotBytes_;
 }
 
+// The word may be rewritten while an earlier write of it is in flight: the
+// values only grow (or are a one-time notice), so the sender sees a newer one.
 Status IbRecvConnection::writeControl(size_t offset, uint64_t value) {
   uint64_t* word = reinterpret_cast<uint64_t*>(control_.data() + offset);
   *word = value;

@@ -30,6 +30,7 @@ class IbLink {
   // Moves every queue pair to ready-to-send against the peer's.
   Status connectTo(const IbEndpointInfo& remote);
   int nqps() const { return static_cast<int>(qps_.size()); }
+  int depth() const { return depth_; }  // work requests each queue may hold
   ibv_qp* qp(int q) const { return qps_[q]; }
   ibv_cq* cq() const { return cq_; }
   IbDevice& device() { return device_; }
@@ -41,9 +42,11 @@ class IbLink {
   Status completionError(const ibv_wc& wc, const char* what) const;
 
  private:
-  IbLink(IbDevice& device, std::string peerName) : device_(device), peerName_(std::move(peerName)) {}
+  IbLink(IbDevice& device, std::string peerName, int depth)
+      : device_(device), peerName_(std::move(peerName)), depth_(depth) {}
   IbDevice& device_;
   std::string peerName_;
+  int depth_;
   ibv_cq* cq_ = nullptr;
   std::vector<ibv_qp*> qps_;
   uint32_t psn_ = 0;
@@ -65,6 +68,7 @@ class IbSendConnection final : public SendConnection {
  private:
   volatile uint64_t* credit() const { return reinterpret_cast<volatile uint64_t*>(credit_.data()); }
   Status waitReady();  // the receiver's queue pairs are ready to receive
+  bool sendQueueFull() const;
 
   RegisteredBuffer slots_;
   RegisteredBuffer credit_;  // [0] consumed count, [1] failure notice (rank + 1); written by the receiver
