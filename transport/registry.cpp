@@ -65,9 +65,11 @@ std::vector<NetAvailability> probeNets() {
 }
 
 Result<NetKind> chooseNet(const std::string& requested) {
-  if (requested.empty()) {
-    for (const NetAvailability& n : probeNets())
-      if (n.usable && (n.rdma || n.kind == NetKind::kSocket)) return n.kind;
+  if (requested.empty()) {  // every init comes here: no UCX context unless it is chosen
+    if (probeIb().usable) return NetKind::kIb;
+#ifdef TUTTI_HAVE_UCX
+    if (UcxTransport::hasRdmaLanes()) return NetKind::kUcx;
+#endif
     return NetKind::kSocket;
   }
   for (NetKind k : {NetKind::kSocket, NetKind::kUcx, NetKind::kIb}) {

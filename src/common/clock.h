@@ -50,6 +50,8 @@ class Backoff {
       nanosleep(&ts, nullptr);
     }
   }
+  // True every 16th idle round: time for slower upkeep than the step at hand.
+  bool shouldSweep() const { return (idle_ & 15) == 15; }
   // True every few thousand idle rounds: time to check deadlines and peers.
   bool shouldCheck() const { return (idle_ & 1023) == 1023; }
   // Idle rounds so far (a waiter that polls with syscalls spins fewer).

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "src/common/interfaces.h"
+#include "src/common/text_file.h"
 #include "src/topo/nvml.h"
 #include "src/topo/topology.h"
 
@@ -18,15 +19,8 @@ namespace tutti {
 
 namespace {
 
-std::string readLine(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);
-  return s;
-}
-
 int readInt(const std::string& path, int fallback) {
-  std::string s = readLine(path);
+  std::string s = readFirstLine(path);
   if (s.empty()) return fallback;
   char* end = nullptr;
   long v = strtol(s.c_str(), &end, 10);

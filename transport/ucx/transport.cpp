@@ -96,11 +96,13 @@ Status UcxTransport::accept(const ConnectionSpec&, RecvConnection&) {
   return Status::Ok();
 }
 
+bool UcxTransport::hasRdmaLanes() { return UcxWorker::hasRdma(UcxWorker::fabricResources()); }
+
 Status UcxTransport::probe(std::string* description, bool* rdma) {
   auto w = UcxWorker::create(0);
   if (!w.ok()) return w.status();
   *description = UcxWorker::describe();
-  *rdma = UcxWorker::hasRdma(UcxWorker::fabricResources());
+  *rdma = hasRdmaLanes();
   return Status::Ok();
 }
 

@@ -37,6 +37,8 @@ class UcxTransport final : public Transport {
   // "UCX 1.13.1 (tcp/lo, posix/memory, ...)" and whether it has RDMA lanes,
   // or why UCX cannot run here.
   static Status probe(std::string* description, bool* rdma);
+  // Whether UCX has an RDMA transport here, without making a context.
+  static bool hasRdmaLanes();
 
  private:
   UcxTransport() = default;

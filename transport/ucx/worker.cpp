@@ -129,6 +129,12 @@ Result<UcxRegion> UcxWorker::registerMemory(void* data, size_t bytes) {
 }
 
 std::vector<std::string> UcxWorker::fabricResources() {
+  // Opening every memory domain is slow and the answer fixed: ask once per process.
+  static const std::vector<std::string> resources = queryFabricResources();
+  return resources;
+}
+
+std::vector<std::string> UcxWorker::queryFabricResources() {
   std::vector<std::string> out;
   uct_component_h* components = nullptr;
   unsigned ncomponents = 0;

@@ -73,6 +73,7 @@ class UcxWorker {
 
  private:
   UcxWorker() = default;
+  static std::vector<std::string> queryFabricResources();
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::string address_;
