@@ -271,7 +271,9 @@ std::string Communicator::describePeer(int peer) const {
 
 void Communicator::notifyFailure(int failedRank) {
   setAsyncError(Code::kRemoteError);
-  connections_.forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
+  // Peers learn of a failure only when it has a rank to name; a broken
+  // connection reaches them on their own connections anyway.
+  if (failedRank >= 0) connections_.forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
 }
 
 void Communicator::setLastError(const std::string& message) {

@@ -166,7 +166,7 @@ Status Run::fail(Cursor& c, const Status& cause) {
   int failed = c.waitPeer;
   if (c.waitIsRecv && c.recv && c.recv->reportedFailure() >= 0) failed = c.recv->reportedFailure();
   if (!c.waitIsRecv && c.send && c.send->reportedFailure() >= 0) failed = c.send->reportedFailure();
-  if (cause.code() != Code::kInvalidUsage && failed >= 0) c.work->links->notifyFailure(failed);
+  if (cause.code() != Code::kInvalidUsage) c.work->links->notifyFailure(failed);
   return describe(c, cause);
 }
 

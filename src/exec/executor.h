@@ -28,7 +28,8 @@ class Links {
   virtual SendConnection* sendTo(int channel, int peer) = 0;
   virtual RecvConnection* recvFrom(int channel, int peer) = 0;
   virtual std::string describePeer(int peer) const = 0;
-  // This rank gives up because `failedRank` failed: tell every peer.
+  // This rank gives up because `failedRank` failed (-1: a peer's connection
+  // broke, which one is not known here): record it, and tell every peer.
   virtual void notifyFailure(int failedRank) = 0;
 };
 
