@@ -69,6 +69,30 @@ typedef enum {
   tuttiNumTypes = 10
 } tuttiDataType_t;
 
+/* Options for tuttiCommInitRankConfig and tuttiCommSplit. Start from
+ * TUTTI_CONFIG_INITIALIZER and set what you need: the size and magic let the
+ * library refuse a struct that was not initialized. */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  /* 1: calls return when done. 0: init, split, finalize and collectives may
+   * return tuttiInProgress and complete in order on a background thread;
+   * poll tuttiCommGetAsyncError until it stops saying tuttiInProgress. */
+  int blocking;
+  /* Seconds any wait may take before the call fails with tuttiTimeout;
+   * 0 keeps TUTTI_TIMEOUT. */
+  int timeoutSeconds;
+  /* Shown in logs and error messages; copied. NULL: none. */
+  const char* commName;
+} tuttiConfig_t;
+
+#define TUTTI_CONFIG_MAGIC 0x74757474u
+#define TUTTI_CONFIG_INITIALIZER \
+  { sizeof(tuttiConfig_t), TUTTI_CONFIG_MAGIC, TUTTI_VERSION, 1, 0, NULL }
+/* tuttiCommSplit's color for ranks that join no new communicator. */
+#define TUTTI_SPLIT_NOCOLOR (-1)
+
 /* Version as TUTTI_VERSION_CODE(major, minor, patch). */
 tuttiResult_t tuttiGetVersion(int* version);
 const char* tuttiGetErrorString(tuttiResult_t result);
@@ -80,13 +104,26 @@ const char* tuttiGetLastError(tuttiComm_t comm);
 tuttiResult_t tuttiGetUniqueId(tuttiUniqueId* uniqueId);
 tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, tuttiUniqueId commId, int rank);
 /* ndev ranks in this process; devlist is ignored for host communicators and may be NULL. */
+/* As tuttiCommInitRank, with options (NULL: the defaults). */
+tuttiResult_t tuttiCommInitRankConfig(tuttiComm_t* comm, int nranks, tuttiUniqueId commId,
+                                      int rank, tuttiConfig_t* config);
 tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist);
 /* Rank and size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_*;
  * rendezvous at TUTTI_COMM_ID=host:port or MASTER_ADDR:MASTER_PORT (rank 0 hosts it). */
 tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm);
+/* Collective over comm: ranks giving the same color form a new communicator,
+ * ordered by key (then by their rank in comm). TUTTI_SPLIT_NOCOLOR gives
+ * *newcomm = NULL. config NULL: the parent's options. */
+tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm,
+                             tuttiConfig_t* config);
+/* Completes every outstanding call; afterwards only tuttiCommDestroy and the
+ * queries are allowed. Non-blocking communicators return tuttiInProgress. */
+tuttiResult_t tuttiCommFinalize(tuttiComm_t comm);
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
 /* Safe from any thread: makes every pending and future call on comm fail, then frees it. */
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm);
+/* tuttiInProgress while a non-blocking init or call is still running, then
+ * the first error a call met in the background (or from a failed peer). */
 tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError);
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);

@@ -7,13 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "src/comm/communicator.h"
+#include "src/api/comm_handle.h"
 #include "src/common/log.h"
 #include "tutti/tutti.h"
-
-struct tuttiComm {
-  std::unique_ptr<tutti::Communicator> impl;
-};
 
 namespace tutti {
 
@@ -28,8 +24,14 @@ tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st);
 
 template <typename Body>
 tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
-  if (!comm || !comm->impl)
-    return report(nullptr, api, InvalidArgument("comm is NULL (or already destroyed)"));
+  if (!comm) return report(nullptr, api, InvalidArgument("comm is NULL"));
+  if (!comm->ready.load(std::memory_order_acquire)) {
+    if (comm->initResult.load() != tuttiSuccess)
+      return report(nullptr, api, InvalidUsage("the communicator's init failed (see its error)"));
+    return report(nullptr, api, InvalidUsage("the communicator is still initializing: poll "
+                                             "tuttiCommGetAsyncError until it is not "
+                                             "tuttiInProgress"));
+  }
   Communicator& c = *comm->impl;
   if (c.abortFlag().load())
     return report(comm, api, InvalidUsage("the communicator was aborted"));
@@ -44,9 +46,14 @@ tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
     st = InternalError(e.what());
   }
   // Report before leaving: tuttiCommAbort frees the comm once no call is inside.
-  tuttiResult_t result = st.ok() ? tuttiSuccess : report(comm, api, st);
+  tuttiResult_t result = st.ok()                         ? tuttiSuccess
+                         : st.code() == Code::kInProgress ? tuttiInProgress
+                                                          : report(comm, api, st);
   c.activeCalls().fetch_sub(1);
   return result;
 }
+
+// Status of a call handed to the background thread: not an error.
+inline Status inProgress() { return Status(Code::kInProgress, "in progress"); }
 
 }  // namespace tutti

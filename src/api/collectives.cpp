@@ -55,6 +55,15 @@ CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t co
   return a;
 }
 
+// Runs the call now, queues it in the open group, or (non-blocking
+// communicators) hands it to the background thread.
+Status dispatch(tuttiComm_t comm, Communicator& c, const CollectiveArgs& args, const char* api) {
+  if (comm->finalized.load()) return InvalidUsage("the communicator was finalized");
+  if (!comm->worker || groupActive()) return submit(&c, args);
+  runInBackground(comm, api, [&c, args] { return submit(&c, args); });
+  return inProgress();
+}
+
 }  // namespace
 
 extern "C" {
@@ -66,7 +75,7 @@ tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   return guardedCall(comm, "tuttiAllReduce", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, recvbuff, count, datatype, true, true, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
-    return submit(&c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0));
+    return dispatch(comm, c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0), "tuttiAllReduce");
   });
 }
 
@@ -76,8 +85,8 @@ tuttiResult_t tuttiAllGather(const void* sendbuff, void* recvbuff, size_t sendco
   return guardedCall(comm, "tuttiAllGather", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, sendcount, datatype, true, true, 1, c.size()));
-    return submit(&c, makeArgs(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
-                               0, 0));
+    return dispatch(comm, c, makeArgs(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
+                               0, 0), "tuttiAllGather");
   });
 }
 
@@ -88,7 +97,7 @@ tuttiResult_t tuttiBroadcast(const void* sendbuff, void* recvbuff, size_t count,
     TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, count, datatype, c.rank() == root, true, 1, 1));
-    return submit(&c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root));
+    return dispatch(comm, c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root), "tuttiBroadcast");
   });
 }
 
@@ -101,7 +110,7 @@ tuttiResult_t tuttiReduce(const void* sendbuff, void* recvbuff, size_t count,
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, count, datatype, true, c.rank() == root, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
-    return submit(&c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root));
+    return dispatch(comm, c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root), "tuttiReduce");
   });
 }
 
@@ -113,8 +122,8 @@ tuttiResult_t tuttiReduceScatter(const void* sendbuff, void* recvbuff, size_t re
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, recvcount, datatype, true, true, c.size(), 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
-    return submit(&c, makeArgs(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
-                               datatype, op, 0));
+    return dispatch(comm, c, makeArgs(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
+                               datatype, op, 0), "tuttiReduceScatter");
   });
 }
 
@@ -122,9 +131,9 @@ tuttiResult_t tuttiBarrier(tuttiComm_t comm, void* stream) {
   (void)stream;
   return guardedCall(comm, "tuttiBarrier", [&](Communicator& c) -> Status {
     // An all-reduce of one byte: nobody leaves before everybody arrived.
-    static thread_local uint8_t token[2];
-    return submit(&c, makeArgs(Collective::kAllReduce, &token[0], &token[1], 1, tuttiUint8,
-                               tuttiMax, 0));
+    uint8_t* token = c.barrierBytes();
+    return dispatch(comm, c, makeArgs(Collective::kAllReduce, &token[0], &token[1], 1, tuttiUint8,
+                                      tuttiMax, 0), "tuttiBarrier");
   });
 }
 
@@ -134,7 +143,7 @@ tuttiResult_t tuttiSend(const void* sendbuff, size_t count, tuttiDataType_t data
   return guardedCall(comm, "tuttiSend", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
     TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, nullptr, count, datatype, true, false, 1, 1));
-    return submit(&c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer));
+    return dispatch(comm, c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer), "tuttiSend");
   });
 }
 
@@ -144,7 +153,7 @@ tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, 
   return guardedCall(comm, "tuttiRecv", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
     TUTTI_RETURN_IF_ERROR(checkData(c, nullptr, recvbuff, count, datatype, false, true, 1, 1));
-    return submit(&c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer));
+    return dispatch(comm, c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer), "tuttiRecv");
   });
 }
 
@@ -154,8 +163,27 @@ tuttiResult_t tuttiGroupStart(void) {
 }
 
 tuttiResult_t tuttiGroupEnd(void) {
+  auto closed = groupEnd();
+  if (!closed.ok()) return report(nullptr, "tuttiGroupEnd", closed.status());
+  std::shared_ptr<GroupCalls> calls = closed.value();
+  if (!calls || calls->empty()) return tuttiSuccess;
+  Communicator* first = calls->front().comm;
+  bool oneComm = true;
+  for (const auto& call : *calls) oneComm &= call.comm == first;
+  tuttiComm_t handle = first->apiHandle();
+  if (oneComm && handle && handle->worker) {
+    runInBackground(handle, "tuttiGroupEnd", [calls] {
+      std::vector<Communicator*> failed;
+      return runGroup(*calls, &failed);
+    });
+    return tuttiInProgress;
+  }
+  // Across communicators the group runs here, after each one's earlier
+  // background calls.
+  for (const auto& call : *calls)
+    if (call.comm->apiHandle()) drainBackground(call.comm->apiHandle());
   std::vector<Communicator*> failed;
-  Status st = groupEnd(&failed);
+  Status st = runGroup(*calls, &failed);
   if (st.ok()) return tuttiSuccess;
   std::string message = "tuttiGroupEnd: " + st.message();
   setThreadLastError(message);

@@ -14,10 +14,15 @@ const char* threadLastError() { return tLastError.c_str(); }
 
 tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st) {
   std::string where = api;
-  if (comm && comm->impl) where += " (rank " + std::to_string(comm->impl->rank()) + ")";
+  Communicator* c = comm && comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
+  if (c) {
+    where += " (rank " + std::to_string(c->rank());
+    if (!c->name().empty()) where += " of " + c->name();
+    where += ")";
+  }
   std::string message = where + ": " + st.message();
   setThreadLastError(message);
-  if (comm && comm->impl) comm->impl->setLastError(message);
+  if (c) c->setLastError(message);
   TUTTI_WARN(kSubsysAll, "%s", message.c_str());
   return toResult(st.code());
 }
@@ -48,7 +53,7 @@ const char* tuttiGetErrorString(tuttiResult_t result) {
 }
 
 const char* tuttiGetLastError(tuttiComm_t comm) {
-  if (comm && comm->impl) {
+  if (comm && comm->ready.load(std::memory_order_acquire)) {
     // Keep the string alive for the caller: copy into thread storage.
     thread_local std::string copy;
     copy = comm->impl->lastError();

@@ -17,32 +17,8 @@ using namespace tutti;
 
 namespace {
 
-Status readTimeout(double* seconds) {
-  TUTTI_ASSIGN_OR_RETURN(int64_t t, tunableInt("TIMEOUT"));
-  *seconds = t > 0 ? static_cast<double>(t) : 300;
-  return Status::Ok();
-}
-
-Status makeUniqueId(tuttiUniqueId* out) {
-  double timeout = 0;
-  TUTTI_RETURN_IF_ERROR(readTimeout(&timeout));
-  BootstrapHandle handle;
-  std::string commId = tunableString("COMM_ID");
-  if (!commId.empty()) {
-    TUTTI_ASSIGN_OR_RETURN(SocketAddress addr, SocketAddress::parse(commId));
-    TUTTI_ASSIGN_OR_RETURN(handle, startRoot(addr, randomMagic(), timeout));
-    handle.root = toWire(addr);
-  } else {
-    TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
-    TUTTI_ASSIGN_OR_RETURN(handle, startRoot(ifaces.front().address, randomMagic(), timeout));
-  }
-  std::memset(out, 0, sizeof(*out));
-  std::memcpy(out->internal, &handle, sizeof(handle));
-  return Status::Ok();
-}
-
 tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& handle, int rank,
-                       const char* api) {
+                       const tuttiConfig_t* config, const char* api) {
   if (!comm) return report(nullptr, api, InvalidArgument("comm (the output pointer) is NULL"));
   *comm = nullptr;
   if (nranks < 1)
@@ -53,11 +29,27 @@ tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& han
   if (handle.magic == 0 || (handle.root.family != AF_INET && handle.root.family != AF_INET6))
     return report(nullptr, api, InvalidArgument("the unique id is empty or corrupt (was it made by "
                                                 "tuttiGetUniqueId?)"));
+  auto settings = settingsFrom(config, CommSettings{});
+  if (!settings.ok()) return report(nullptr, api, settings.status());
   reloadLogConfig();
-  auto created = Communicator::create(handle, nranks, rank);
-  if (!created.ok())
-    return report(nullptr, api, created.status().withContext("rank " + std::to_string(rank)));
-  *comm = new tuttiComm{std::move(created.value())};
+  tuttiComm_t made = newHandle(*settings);
+  if (!settings->blocking) {
+    // The caller polls tuttiCommGetAsyncError; the handle exists at once.
+    made->pending.fetch_add(1);
+    made->worker->post([made, handle, nranks, rank, api] {
+      Status st = initInto(made, handle, nranks, rank);
+      if (!st.ok()) report(nullptr, api, st);
+      made->pending.fetch_sub(1);
+    });
+    *comm = made;
+    return tuttiInProgress;
+  }
+  Status st = initInto(made, handle, nranks, rank);
+  if (!st.ok()) {
+    delete made;
+    return report(nullptr, api, st);
+  }
+  *comm = made;
   return tuttiSuccess;
 }
 
@@ -68,14 +60,24 @@ extern "C" {
 tuttiResult_t tuttiGetUniqueId(tuttiUniqueId* uniqueId) {
   if (!uniqueId) return report(nullptr, "tuttiGetUniqueId", InvalidArgument("uniqueId is NULL"));
   reloadLogConfig();
-  Status st = makeUniqueId(uniqueId);
-  return st.ok() ? tuttiSuccess : report(nullptr, "tuttiGetUniqueId", st);
+  auto handle = makeRendezvous();
+  if (!handle.ok()) return report(nullptr, "tuttiGetUniqueId", handle.status());
+  std::memset(uniqueId, 0, sizeof(*uniqueId));
+  std::memcpy(uniqueId->internal, &handle.value(), sizeof(BootstrapHandle));
+  return tuttiSuccess;
 }
 
 tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, tuttiUniqueId commId, int rank) {
   BootstrapHandle handle;
   std::memcpy(&handle, commId.internal, sizeof(handle));
-  return initRank(comm, nranks, handle, rank, "tuttiCommInitRank");
+  return initRank(comm, nranks, handle, rank, nullptr, "tuttiCommInitRank");
+}
+
+tuttiResult_t tuttiCommInitRankConfig(tuttiComm_t* comm, int nranks, tuttiUniqueId commId,
+                                      int rank, tuttiConfig_t* config) {
+  BootstrapHandle handle;
+  std::memcpy(&handle, commId.internal, sizeof(handle));
+  return initRank(comm, nranks, handle, rank, config, "tuttiCommInitRankConfig");
 }
 
 tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist) {
@@ -109,8 +111,9 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
   if (!addr.ok()) return report(nullptr, api, addr.status());
   BootstrapHandle handle = handleForAddress(*addr, env->rendezvous + "|" + std::to_string(env->size));
   if (env->rank == 0) {
-    double timeout = 0;
-    Status st = readTimeout(&timeout);
+    auto t = tunableInt("TIMEOUT");
+    Status st = t.status();
+    double timeout = t.ok() && *t > 0 ? static_cast<double>(*t) : 300;
     // Rank 0 hosts the root on every address of the port the others will dial.
     SocketAddress any;
     any.storage.ss_family = static_cast<sa_family_t>(addr->family());
@@ -124,18 +127,35 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
       return report(nullptr, api, st.withContext("rank 0 cannot host the rendezvous at " +
                                                  env->rendezvous));
   }
-  return initRank(comm, env->size, handle, env->rank, api);
+  return initRank(comm, env->size, handle, env->rank, nullptr, api);
 }
 
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
   if (!comm) return report(nullptr, "tuttiCommDestroy", InvalidArgument("comm is NULL"));
+  drainBackground(comm);
   delete comm;
   return tuttiSuccess;
 }
 
+tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
+  return guardedCall(comm, "tuttiCommFinalize", [&](Communicator&) -> Status {
+    if (comm->finalized.load()) return InvalidUsage("the communicator was already finalized");
+    if (comm->worker) {
+      // Done once the calls queued before it are.
+      runInBackground(comm, "tuttiCommFinalize", [comm] {
+        comm->finalized.store(true);
+        return Status::Ok();
+      });
+      return inProgress();
+    }
+    comm->finalized.store(true);
+    return Status::Ok();
+  });
+}
+
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
   if (!comm) return report(nullptr, "tuttiCommAbort", InvalidArgument("comm is NULL"));
-  if (comm->impl) {
+  if (comm->ready.load(std::memory_order_acquire)) {
     Communicator& c = *comm->impl;
     c.abortFlag().store(true);
     // Calls in flight notice the flag within milliseconds; wait them out.
@@ -145,16 +165,24 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
     c.notifyFailure(c.rank());
     if (c.activeCalls().load() > 0) return tuttiInternalError;  // leak rather than free in use
   }
+  comm->worker.reset();  // queued calls fail at once on the abort flag
   delete comm;
   return tuttiSuccess;
 }
 
 tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError) {
-  if (!asyncError) return report(comm, "tuttiCommGetAsyncError", InvalidArgument("asyncError is NULL"));
-  return guardedCall(comm, "tuttiCommGetAsyncError", [&](Communicator& c) {
-    *asyncError = toResult(c.asyncError());
-    return Status::Ok();
-  });
+  const char* api = "tuttiCommGetAsyncError";
+  if (!comm) return report(nullptr, api, InvalidArgument("comm is NULL"));
+  if (!asyncError) return report(comm, api, InvalidArgument("asyncError is NULL"));
+  // pending drops only after ready or initResult is set.
+  if (comm->pending.load() > 0) {
+    *asyncError = tuttiInProgress;
+  } else if (!comm->ready.load(std::memory_order_acquire)) {
+    *asyncError = static_cast<tuttiResult_t>(comm->initResult.load());
+  } else {
+    *asyncError = toResult(comm->impl->asyncError());
+  }
+  return tuttiSuccess;
 }
 
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count) {

@@ -16,21 +16,25 @@
 namespace tutti {
 
 Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle& handle,
-                                                           int nranks, int rank) {
+                                                           int nranks, int rank,
+                                                           const CommOptions& options) {
   std::unique_ptr<Communicator> c(new Communicator());
-  Status st = c->init(handle, nranks, rank);
+  Status st = c->init(handle, nranks, rank, options);
   if (!st.ok()) return st;
   return c;
 }
 
 Communicator::~Communicator() = default;
 
-Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank) {
+Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
+                          const CommOptions& options) {
   rank_ = rank;
   nranks_ = nranks;
+  name_ = options.name;
   magic_ = handle.magic;
   setLogRank(rank);
   TUTTI_ASSIGN_OR_RETURN(config_, CommConfig::fromEnv());
+  if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
   TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
   const NetInterface& iface = ifaces.front();
   TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s)", TUTTI_MAJOR,

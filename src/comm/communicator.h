@@ -23,6 +23,7 @@
 #include "src/plan/tree.h"
 #include "src/plan/tuner.h"
 #include "transport/transport.h"
+#include "tutti/tutti.h"
 
 namespace tutti {
 
@@ -37,15 +38,30 @@ struct CollectiveArgs {
   int root = 0;  // broadcast, reduce; the peer for send and recv
 };
 
+// What the caller of init may set beyond the environment.
+struct CommOptions {
+  double timeoutSeconds = 0;  // 0: TUTTI_TIMEOUT
+  std::string name;           // shown in errors; empty: none
+};
+
 class Communicator final : public Links {
  public:
   static Result<std::unique_ptr<Communicator>> create(const BootstrapHandle& handle, int nranks,
-                                                      int rank);
+                                                      int rank, const CommOptions& options = {});
   ~Communicator() override;
 
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   const CommConfig& config() const { return config_; }
+  const std::string& name() const { return name_; }
+  // The API handle this communicator lives in (groups find non-blocking
+  // communicators' background threads through it).
+  tuttiComm_t apiHandle() const { return apiHandle_; }
+  void setApiHandle(tuttiComm_t handle) { apiHandle_ = handle; }
+  // Two bytes a barrier all-reduces (max): they outlive any queued call.
+  uint8_t* barrierBytes() { return barrierBytes_; }
+  // The out-of-band channel to every rank (tuttiCommSplit's exchanges).
+  Exchange& bootstrap() { return *bootstrap_; }
 
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
@@ -74,7 +90,7 @@ class Communicator final : public Links {
 
  private:
   Communicator() = default;
-  Status init(const BootstrapHandle& handle, int nranks, int rank);
+  Status init(const BootstrapHandle& handle, int nranks, int rank, const CommOptions& options);
   Status checkSameConfig();
   Result<std::vector<std::string>> swapAddresses(const std::string& mine);
   Status connectRings();
@@ -84,6 +100,9 @@ class Communicator final : public Links {
 
   int rank_ = 0;
   int nranks_ = 1;
+  std::string name_;
+  tuttiComm_t apiHandle_ = nullptr;
+  uint8_t barrierBytes_[2] = {0, 0};
   CommConfig config_;
   uint64_t magic_ = 0;
   std::unique_ptr<SocketBootstrap> bootstrap_;

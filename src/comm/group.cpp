@@ -9,15 +9,9 @@ namespace tutti {
 
 namespace {
 
-struct QueuedCall {
-  Communicator* comm;
-  CollectiveArgs args;
-  Plan plan;
-};
-
 struct GroupState {
   int depth = 0;
-  std::deque<QueuedCall> calls;  // deque: plans keep their address
+  GroupCalls calls;
 };
 thread_local GroupState tGroup;
 
@@ -41,11 +35,15 @@ void groupStart() { ++tGroup.depth; }
 
 bool groupActive() { return tGroup.depth > 0; }
 
-Status groupEnd(std::vector<Communicator*>* failedComms) {
+Result<std::shared_ptr<GroupCalls>> groupEnd() {
   if (tGroup.depth == 0) return InvalidUsage("tuttiGroupEnd without a matching tuttiGroupStart");
-  if (--tGroup.depth > 0) return Status::Ok();
-  std::deque<QueuedCall> calls;
-  calls.swap(tGroup.calls);
+  if (--tGroup.depth > 0) return std::shared_ptr<GroupCalls>();
+  auto calls = std::make_shared<GroupCalls>();
+  calls->swap(tGroup.calls);
+  return calls;
+}
+
+Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms) {
   if (calls.empty()) return Status::Ok();
   auto recordFailure = [&]() {
     for (auto& c : calls) {

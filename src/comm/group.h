@@ -4,14 +4,27 @@
 // a group a call is a group of one.
 #pragma once
 
+#include <deque>
+#include <memory>
+
 #include "src/comm/communicator.h"
 
 namespace tutti {
 
+struct QueuedCall {
+  Communicator* comm;
+  CollectiveArgs args;
+  Plan plan;
+};
+using GroupCalls = std::deque<QueuedCall>;  // deque: plans keep their address
+
 void groupStart();
-// Runs the queued calls when the outermost group ends. `failedComms` receives
-// the communicators whose calls failed (to record the error on).
-Status groupEnd(std::vector<Communicator*>* failedComms);
+// Closes one level; at the outermost it hands over the queued calls (null
+// inside a nested group), which the caller runs with runGroup.
+Result<std::shared_ptr<GroupCalls>> groupEnd();
+// Runs calls together. `failedComms` receives the communicators whose calls
+// failed (to record the error on).
+Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms);
 bool groupActive();
 
 // Queues the call in the open group, or runs it now.

@@ -1,0 +1,82 @@
+#include "src/api/comm_handle.h"
+
+#include <cstring>
+
+#include "src/api/api_guard.h"
+#include "src/common/config.h"
+#include "src/common/interfaces.h"
+
+namespace tutti {
+
+Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSettings& defaults) {
+  if (!config) return defaults;
+  if (config->magic != TUTTI_CONFIG_MAGIC || config->size < sizeof(tuttiConfig_t))
+    return InvalidArgument("config was not initialized with TUTTI_CONFIG_INITIALIZER (size " +
+                           std::to_string(config->size) + ", magic " +
+                           std::to_string(config->magic) + ")");
+  if (config->blocking != 0 && config->blocking != 1)
+    return InvalidArgument("config->blocking is " + std::to_string(config->blocking) +
+                           ", must be 0 or 1");
+  if (config->timeoutSeconds < 0)
+    return InvalidArgument("config->timeoutSeconds is " + std::to_string(config->timeoutSeconds) +
+                           ", must be >= 0");
+  CommSettings s;
+  s.blocking = config->blocking == 1;
+  s.options.timeoutSeconds = config->timeoutSeconds;
+  if (config->commName) s.options.name = config->commName;
+  return s;
+}
+
+Result<BootstrapHandle> makeRendezvous() {
+  TUTTI_ASSIGN_OR_RETURN(int64_t t, tunableInt("TIMEOUT"));
+  double timeout = t > 0 ? static_cast<double>(t) : 300;
+  std::string commId = tunableString("COMM_ID");
+  if (!commId.empty()) {
+    TUTTI_ASSIGN_OR_RETURN(SocketAddress addr, SocketAddress::parse(commId));
+    TUTTI_ASSIGN_OR_RETURN(BootstrapHandle handle, startRoot(addr, randomMagic(), timeout));
+    handle.root = toWire(addr);
+    return handle;
+  }
+  TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
+  return startRoot(ifaces.front().address, randomMagic(), timeout);
+}
+
+tuttiComm_t newHandle(const CommSettings& settings) {
+  auto* handle = new tuttiComm;
+  handle->settings = settings;
+  if (!settings.blocking) handle->worker = std::make_unique<SerialWorker>();
+  return handle;
+}
+
+Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank) {
+  auto created = Communicator::create(boot, nranks, rank, handle->settings.options);
+  if (!created.ok()) {
+    Status st = created.status().withContext("rank " + std::to_string(rank));
+    handle->initResult.store(toResult(st.code()));
+    return st;
+  }
+  handle->impl = std::move(created.value());
+  handle->impl->setApiHandle(handle);
+  handle->ready.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
+void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task) {
+  comm->pending.fetch_add(1);
+  comm->worker->post([comm, api, task = std::move(task)] {
+    Communicator* c = comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
+    if (c) setLogRank(c->rank());
+    Status st = c && c->abortFlag().load() ? InvalidUsage("the communicator was aborted") : task();
+    if (!st.ok()) {
+      report(comm, api, st);
+      if (c) c->setAsyncError(st.code());
+    }
+    comm->pending.fetch_sub(1);
+  });
+}
+
+void drainBackground(tuttiComm_t comm) {
+  if (comm->worker && !comm->worker->onWorkerThread()) comm->worker->drain();
+}
+
+}  // namespace tutti

@@ -1,0 +1,58 @@
+// What a tuttiComm_t points at: the communicator once it exists, and the
+// state of a non-blocking one (its background thread, the work still running
+// there, a failed init's result). Shared by the init, split, finalize and
+// call paths of the API layer.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "src/bootstrap/root.h"
+#include "src/comm/communicator.h"
+#include "src/common/serial_worker.h"
+#include "tutti/tutti.h"
+
+namespace tutti {
+
+// A tuttiConfig_t, checked and copied.
+struct CommSettings {
+  bool blocking = true;
+  CommOptions options;
+};
+
+// `config` NULL gives `defaults`; a struct that was not made from
+// TUTTI_CONFIG_INITIALIZER is refused.
+Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSettings& defaults);
+
+// Starts a rendezvous root in this process (TUTTI_COMM_ID or the first
+// interface TUTTI_SOCKET_IFNAME allows) and returns its handle.
+Result<BootstrapHandle> makeRendezvous();
+
+}  // namespace tutti
+
+struct tuttiComm {
+  std::unique_ptr<tutti::Communicator> impl;  // read only once `ready`
+  std::atomic<bool> ready{false};
+  std::atomic<int> pending{0};                // background tasks not finished
+  std::atomic<int> initResult{tuttiSuccess};  // a failed background init
+  std::atomic<bool> finalized{false};
+  tutti::CommSettings settings;
+  std::unique_ptr<tutti::SerialWorker> worker;  // non-blocking communicators only
+};
+
+namespace tutti {
+
+// A handle for a communicator still to be made; non-blocking ones get their
+// background thread.
+tuttiComm_t newHandle(const CommSettings& settings);
+// Makes the communicator into `handle`; on failure records the result there
+// (and logs it) for tuttiCommGetAsyncError.
+Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank);
+// Runs `task` on the communicator's background thread after its earlier
+// calls; an error becomes the async error. The caller returns tuttiInProgress.
+void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task);
+// Waits for every background task of comm (no-op for blocking ones).
+void drainBackground(tuttiComm_t comm);
+
+}  // namespace tutti
