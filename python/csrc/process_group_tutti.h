@@ -1,0 +1,89 @@
+// The "tutti" backend of torch.distributed: a c10d process group whose
+// collectives run on one tutti communicator, in issue order, on a background
+// thread, and complete their Work's Future with the output tensors.
+//
+// PyTorch 1.x backends derive from c10d::ProcessGroup, 2.x from c10d::Backend;
+// the collective signatures are the same in both.
+#pragma once
+
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "background_queue.h"
+#include "tutti/tutti.h"
+
+namespace tutti_torch {
+
+#if TORCH_VERSION_MAJOR >= 2
+using GroupBase = c10d::Backend;
+#else
+using GroupBase = c10d::ProcessGroup;
+#endif
+
+class ProcessGroupTutti : public GroupBase {
+ public:
+  // Rank 0 makes the unique id and publishes it in the store (a PrefixStore
+  // per group, so every group gets its own).
+  ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                    std::chrono::milliseconds timeout);
+  ~ProcessGroupTutti() override;
+
+  // The creator torch.distributed.Backend.register_backend calls.
+  static c10::intrusive_ptr<GroupBase> create(const c10::intrusive_ptr<c10d::Store>& store,
+                                              int rank, int size,
+                                              const std::chrono::duration<float>& timeout);
+
+  const std::string getBackendName() const override { return "tutti"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& outputSplits,
+                                               std::vector<int64_t>& inputSplits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+
+ private:
+  // Runs `body` on the background queue; the Work completes with `outputs`
+  // after it, or fails with what it threw.
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                         std::function<void()> body);
+  // Throws with tutti's message when a call failed.
+  void check(tuttiResult_t result, const char* call) const;
+  void allreduceHost(const at::Tensor& tensor, const c10d::ReduceOp& op);
+
+  tuttiComm_t comm_ = nullptr;
+  std::unique_ptr<BackgroundQueue> queue_;  // stopped before comm_ is destroyed
+};
+
+}  // namespace tutti_torch

@@ -1,0 +1,42 @@
+"""Builds tutti_torch, the "tutti" backend for torch.distributed.
+
+    TUTTI_HOME=/usr/local pip install ./python      # against an installed tutti
+    python3 python/setup.py build_ext --inplace       # against ./build (the default)
+
+TUTTI_HOME is a prefix with include/tutti/tutti.h and lib/libtutti.so; without
+it the source tree's include/ and build/ are used.
+"""
+import os
+
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+here = os.path.dirname(os.path.abspath(__file__))
+home = os.environ.get("TUTTI_HOME")
+if home:
+    include_dir = os.path.join(home, "include")
+    library_dir = os.path.join(home, "lib")
+else:
+    include_dir = os.path.join(here, "..", "include")
+    library_dir = os.environ.get("TUTTI_BUILD_DIR", os.path.join(here, "..", "build"))
+library_dir = os.path.abspath(library_dir)
+
+setup(
+    name="tutti_torch",
+    version="0.1.0",
+    description="tutti as a torch.distributed backend",
+    packages=["tutti_torch"],
+    ext_modules=[
+        CppExtension(
+            "tutti_torch._C",
+            sources=[os.path.join("csrc", f) for f in
+                     ("module.cpp", "process_group_tutti.cpp", "tensor_map.cpp", "tutti_work.cpp")],
+            include_dirs=[os.path.abspath(include_dir)],
+            library_dirs=[library_dir],
+            libraries=["tutti"],
+            runtime_library_dirs=[library_dir],
+            extra_compile_args=["-O2", "-std=c++17", "-Wno-deprecated-declarations"],
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)

@@ -1,0 +1,33 @@
+"""tutti as a torch.distributed backend.
+
+    import tutti_torch  # registers "tutti"
+    torch.distributed.init_process_group("tutti")
+
+Collectives on CPU tensors run on tutti directly; CUDA tensors are staged
+through host memory.
+"""
+import inspect
+
+import torch.distributed as dist
+
+from . import _C
+
+BACKEND = "tutti"
+
+
+def _register():
+    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
+        return
+    params = inspect.signature(dist.Backend.register_backend).parameters
+    if "devices" in params:  # PyTorch 2.x: say which devices the backend serves
+        dist.Backend.register_backend(BACKEND, _C.create_process_group, devices=["cpu", "cuda"])
+    else:
+        dist.Backend.register_backend(BACKEND, _C.create_process_group)
+
+
+_register()
+
+
+def version():
+    """tutti's version as major * 10000 + minor * 100 + patch."""
+    return _C.version()

@@ -1,0 +1,480 @@
+// libnccl.so.2: NCCL's C API over tutti, for programs and frameworks built
+// against NVIDIA's nccl.h. Types and results pass through (nccl_abi.h, checked
+// against nccl.h); what tutti lacks (float8, windows, shrink, revoke, device
+// allocation) returns ncclInvalidUsage with a message in ncclGetLastError.
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "src/common/log.h"
+#include "src/nccl_compat/nccl_abi.h"
+#include "src/nccl_compat/premul_sum.h"
+
+using namespace tutti;
+using namespace tutti::nccl;
+
+struct ncclComm {
+  tuttiComm_t tutti = nullptr;
+  bool blocking = true;
+  std::mutex mutex;
+  std::vector<PreMulSum> preMulSums;  // op kNumOps + i
+  // Scaled inputs of background calls: freed once the comm reports done.
+  std::vector<std::shared_ptr<void>> inFlight;
+};
+
+namespace {
+
+thread_local std::string tCompatError;  // this layer's last error ("" when tutti's applies)
+thread_local int tGroupDepth = 0;
+thread_local std::vector<std::shared_ptr<void>> tGroupTemps;  // live until the group ends
+
+Result refuse(Result code, const std::string& call, const std::string& why) {
+  tCompatError = call + ": " + why;
+  TUTTI_WARN(kSubsysAll, "%s", tCompatError.c_str());
+  return code;
+}
+
+Result forward(tuttiResult_t r) {
+  if (r != tuttiSuccess && r != tuttiInProgress) tCompatError.clear();
+  return fromTutti(r);
+}
+
+Result checkComm(ncclComm* comm, const char* call) {
+  return comm ? kSuccess : refuse(kInvalidArgument, call, "comm is NULL");
+}
+
+Result checkType(int datatype, const char* call) {
+  if (datatype == kFloat8e4m3 || datatype == kFloat8e5m2)
+    return refuse(kInvalidUsage, call, "float8 types are not supported by tutti");
+  return kSuccess;  // tutti checks the rest and names the value
+}
+
+tuttiConfig_t fromNcclConfig(const Config* c) {
+  tuttiConfig_t t = TUTTI_CONFIG_INITIALIZER;
+  if (c->blocking != kConfigUndefInt) t.blocking = c->blocking;
+  if (c->size >= offsetof(Config, commName) + sizeof(c->commName) && c->commName) t.commName = c->commName;
+  return t;
+}
+
+Result checkConfig(const Config* c, const char* call) {
+  if (c && (c->magic != kConfigMagic || c->size < offsetof(Config, blocking) + sizeof(int)))
+    return refuse(kInvalidArgument, call, "config was not initialized with NCCL_CONFIG_INITIALIZER");
+  return kSuccess;
+}
+
+ncclComm* wrap(tuttiComm_t t, bool blocking) {
+  if (!t) return nullptr;
+  auto* c = new ncclComm;
+  c->tutti = t;
+  c->blocking = blocking;
+  return c;
+}
+
+// Keeps a scaled input alive until the call that reads it has run.
+void keepUntilDone(ncclComm* comm, std::shared_ptr<void> temp) {
+  if (!comm->blocking) {
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    comm->inFlight.push_back(std::move(temp));
+  } else if (tGroupDepth > 0) {
+    tGroupTemps.push_back(std::move(temp));
+  }  // else: a blocking call outside a group is done when it returns
+}
+
+// Resolves `op` for a call: built-in ops pass; a pre-multiplied sum scales
+// `input` into a temporary and becomes a sum over it.
+Result resolveOp(ncclComm* comm, int* op, const void** input, size_t count, int datatype,
+                 std::shared_ptr<std::vector<unsigned char>>* temp, const char* call) {
+  if (*op < kNumOps) return kSuccess;
+  PreMulSum p;
+  {
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    size_t i = static_cast<size_t>(*op - kNumOps);
+    if (i >= comm->preMulSums.size() || !comm->preMulSums[i].live)
+      return refuse(kInvalidArgument, call, "op " + std::to_string(*op) +
+                                                " was not made by ncclRedOpCreatePreMulSum on this comm");
+    p = comm->preMulSums[i];
+  }
+  if (p.dtype != datatype)
+    return refuse(kInvalidArgument, call, "the op's scalar type differs from the call's datatype");
+  *temp = scaledCopy(*input, count, datatype, p.factor());
+  *input = (*temp)->data();
+  *op = tuttiSum;
+  return kSuccess;
+}
+
+int commSize(ncclComm* comm) {
+  int n = 0;
+  tuttiCommCount(comm->tutti, &n);
+  return n;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ----------------------------------------------------------- versions, errors
+
+Result ncclGetVersion(int* version) {
+  if (!version) return refuse(kInvalidArgument, "ncclGetVersion", "version is NULL");
+  *version = TUTTI_NCCL_VERSION_CODE;
+  return kSuccess;
+}
+
+const char* ncclGetErrorString(Result result) {
+  switch (result) {
+    case kSuccess: return "no error";
+    case kUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case kSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case kInternalError: return "internal error - please report this issue to the NCCL developers";
+    case kInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case kInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case kRemoteError: return "remote process exited or there was a network error";
+    case kInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* ncclGetLastError(ncclComm* comm) {
+  if (!tCompatError.empty()) return tCompatError.c_str();
+  return tuttiGetLastError(comm ? comm->tutti : nullptr);
+}
+
+// ----------------------------------------------------------------- life cycle
+
+Result ncclGetUniqueId(UniqueId* uniqueId) {
+  if (!uniqueId) return refuse(kInvalidArgument, "ncclGetUniqueId", "uniqueId is NULL");
+  return forward(tuttiGetUniqueId(reinterpret_cast<tuttiUniqueId*>(uniqueId)));
+}
+
+Result ncclCommInitRankConfig(ncclComm** comm, int nranks, UniqueId commId, int rank, Config* config) {
+  const char* call = "ncclCommInitRankConfig";
+  if (!comm) return refuse(kInvalidArgument, call, "comm is NULL");
+  if (Result r = checkConfig(config, call)) return r;
+  tuttiConfig_t tc = TUTTI_CONFIG_INITIALIZER;
+  if (config) tc = fromNcclConfig(config);
+  tuttiUniqueId id;
+  std::memcpy(&id, &commId, sizeof id);
+  tuttiComm_t t = nullptr;
+  Result r = forward(tuttiCommInitRankConfig(&t, nranks, id, rank, &tc));
+  *comm = wrap(t, tc.blocking == 1);
+  return r;
+}
+
+Result ncclCommInitRank(ncclComm** comm, int nranks, UniqueId commId, int rank) {
+  return ncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+Result ncclCommInitRankScalable(ncclComm** comm, int nranks, int rank, int nId, UniqueId* commIds,
+                                Config* config) {
+  // tutti's rendezvous is one root: the first id serves every rank.
+  if (nId < 1 || !commIds)
+    return refuse(kInvalidArgument, "ncclCommInitRankScalable", "needs at least one unique id");
+  return ncclCommInitRankConfig(comm, nranks, commIds[0], rank, config);
+}
+
+Result ncclCommInitAll(ncclComm** comms, int ndev, const int* devlist) {
+  if (!comms) return refuse(kInvalidArgument, "ncclCommInitAll", "comms is NULL");
+  if (ndev < 1) return refuse(kInvalidArgument, "ncclCommInitAll", "ndev must be >= 1");
+  std::vector<tuttiComm_t> t(ndev, nullptr);
+  Result r = forward(tuttiCommInitAll(t.data(), ndev, devlist));
+  for (int i = 0; i < ndev; ++i) comms[i] = r == kSuccess ? wrap(t[i], true) : nullptr;
+  return r;
+}
+
+Result ncclCommSplit(ncclComm* comm, int color, int key, ncclComm** newcomm, Config* config) {
+  const char* call = "ncclCommSplit";
+  if (Result r = checkComm(comm, call)) return r;
+  if (!newcomm) return refuse(kInvalidArgument, call, "newcomm is NULL");
+  if (Result r = checkConfig(config, call)) return r;
+  tuttiConfig_t tc = TUTTI_CONFIG_INITIALIZER;
+  tc.blocking = comm->blocking;
+  if (config) {
+    tc = fromNcclConfig(config);
+    if (config->blocking == kConfigUndefInt) tc.blocking = comm->blocking;  // inherit
+  }
+  tuttiComm_t child = nullptr;
+  Result r = forward(tuttiCommSplit(comm->tutti, color, key, &child, &tc));
+  *newcomm = wrap(child, tc.blocking == 1);
+  return r;
+}
+
+Result ncclCommShrink(ncclComm*, int*, int, ncclComm** newcomm, Config*, int) {
+  if (newcomm) *newcomm = nullptr;
+  return refuse(kInvalidUsage, "ncclCommShrink",
+                "not supported by tutti (use ncclCommSplit with the surviving ranks)");
+}
+
+Result ncclCommRevoke(ncclComm*, int) {
+  return refuse(kInvalidUsage, "ncclCommRevoke", "not supported by tutti (use ncclCommAbort)");
+}
+
+Result ncclCommFinalize(ncclComm* comm) {
+  if (Result r = checkComm(comm, "ncclCommFinalize")) return r;
+  return forward(tuttiCommFinalize(comm->tutti));
+}
+
+Result ncclCommDestroy(ncclComm* comm) {
+  if (!comm) return kSuccess;  // as NCCL: destroying NULL is a no-op
+  Result r = forward(tuttiCommDestroy(comm->tutti));
+  delete comm;
+  return r;
+}
+
+Result ncclCommAbort(ncclComm* comm) {
+  if (!comm) return kSuccess;
+  Result r = forward(tuttiCommAbort(comm->tutti));
+  delete comm;
+  return r;
+}
+
+Result ncclCommGetAsyncError(ncclComm* comm, Result* asyncError) {
+  if (Result r = checkComm(comm, "ncclCommGetAsyncError")) return r;
+  if (!asyncError) return refuse(kInvalidArgument, "ncclCommGetAsyncError", "asyncError is NULL");
+  tuttiResult_t state = tuttiSuccess;
+  Result r = forward(tuttiCommGetAsyncError(comm->tutti, &state));
+  *asyncError = fromTutti(state);
+  if (state != tuttiInProgress) {  // nothing runs in the background any more
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    comm->inFlight.clear();
+  }
+  return r;
+}
+
+Result ncclCommCount(const ncclComm* comm, int* count) {
+  if (!comm) return refuse(kInvalidArgument, "ncclCommCount", "comm is NULL");
+  return forward(tuttiCommCount(comm->tutti, count));
+}
+
+Result ncclCommUserRank(const ncclComm* comm, int* rank) {
+  if (!comm) return refuse(kInvalidArgument, "ncclCommUserRank", "comm is NULL");
+  return forward(tuttiCommUserRank(comm->tutti, rank));
+}
+
+Result ncclCommCuDevice(const ncclComm* comm, int* device) {
+  if (!comm || !device) return refuse(kInvalidArgument, "ncclCommCuDevice", "comm or device is NULL");
+  return refuse(kInvalidUsage, "ncclCommCuDevice",
+                "this tutti communicator serves host memory and has no CUDA device");
+}
+
+// ----------------------------------------------------- memory and registration
+
+Result ncclMemAlloc(void** ptr, size_t) {
+  if (ptr) *ptr = nullptr;
+  return refuse(kInvalidUsage, "ncclMemAlloc", "tutti does not allocate device memory yet");
+}
+
+Result ncclMemFree(void* ptr) {
+  if (!ptr) return kSuccess;
+  return refuse(kInvalidUsage, "ncclMemFree", "the pointer was not made by ncclMemAlloc");
+}
+
+// Registration is a hint in NCCL; tutti copies host buffers through its own
+// registered rings, so a handle is all a caller needs back.
+struct Registration {
+  void* buffer;
+  size_t size;
+};
+
+Result ncclCommRegister(const ncclComm* comm, void* buff, size_t size, void** handle) {
+  if (!comm || !handle) return refuse(kInvalidArgument, "ncclCommRegister", "comm or handle is NULL");
+  *handle = new Registration{buff, size};
+  return kSuccess;
+}
+
+Result ncclCommDeregister(const ncclComm* comm, void* handle) {
+  if (!comm || !handle) return refuse(kInvalidArgument, "ncclCommDeregister", "comm or handle is NULL");
+  delete static_cast<Registration*>(handle);
+  return kSuccess;
+}
+
+Result ncclCommWindowRegister(ncclComm*, void*, size_t, void** win, int) {
+  if (win) *win = nullptr;
+  return refuse(kInvalidUsage, "ncclCommWindowRegister", "symmetric memory windows are not supported by tutti");
+}
+
+Result ncclCommWindowDeregister(ncclComm*, void*) {
+  return refuse(kInvalidUsage, "ncclCommWindowDeregister", "symmetric memory windows are not supported by tutti");
+}
+
+// ---------------------------------------------------------------- custom ops
+
+Result ncclRedOpCreatePreMulSum(int* op, void* scalar, int datatype, ScalarResidence residence,
+                                ncclComm* comm) {
+  const char* call = "ncclRedOpCreatePreMulSum";
+  if (Result r = checkComm(comm, call)) return r;
+  if (!op || !scalar) return refuse(kInvalidArgument, call, "op or scalar is NULL");
+  if (Result r = checkType(datatype, call)) return r;
+  if (datatype < 0 || datatype >= tuttiNumTypes)
+    return refuse(kInvalidArgument, call, "invalid datatype " + std::to_string(datatype));
+  if (residence != kScalarDevice && residence != kScalarHostImmediate)
+    return refuse(kInvalidArgument, call, "invalid scalar residence " + std::to_string(residence));
+  PreMulSum p;
+  p.live = true;
+  p.dtype = datatype;
+  p.residence = residence;
+  // A device scalar is read at each call; tutti's buffers are host memory.
+  if (residence == kScalarHostImmediate) {
+    const auto* bytes = static_cast<const unsigned char*>(scalar);
+    p.immediate.assign(bytes, bytes + 8);
+  } else {
+    p.pointer = scalar;
+  }
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  size_t slot = 0;
+  while (slot < comm->preMulSums.size() && comm->preMulSums[slot].live) ++slot;
+  if (slot == comm->preMulSums.size()) comm->preMulSums.emplace_back();
+  comm->preMulSums[slot] = std::move(p);
+  *op = kNumOps + static_cast<int>(slot);
+  return kSuccess;
+}
+
+Result ncclRedOpDestroy(int op, ncclComm* comm) {
+  const char* call = "ncclRedOpDestroy";
+  if (Result r = checkComm(comm, call)) return r;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  size_t i = static_cast<size_t>(op - kNumOps);
+  if (op < kNumOps || i >= comm->preMulSums.size() || !comm->preMulSums[i].live)
+    return refuse(kInvalidArgument, call, "op " + std::to_string(op) + " is not a live custom op of this comm");
+  comm->preMulSums[i].live = false;
+  return kSuccess;
+}
+
+// --------------------------------------------------------------- collectives
+
+Result ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
+                     ncclComm* comm, void* stream) {
+  const char* call = "ncclAllReduce";
+  if (Result r = checkComm(comm, call)) return r;
+  if (Result r = checkType(datatype, call)) return r;
+  std::shared_ptr<std::vector<unsigned char>> temp;
+  if (Result r = resolveOp(comm, &op, &sendbuff, count, datatype, &temp, call)) return r;
+  if (temp) keepUntilDone(comm, temp);
+  return forward(tuttiAllReduce(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype),
+                                static_cast<tuttiRedOp_t>(op), comm->tutti, stream));
+}
+
+Result ncclReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op, int root,
+                  ncclComm* comm, void* stream) {
+  const char* call = "ncclReduce";
+  if (Result r = checkComm(comm, call)) return r;
+  if (Result r = checkType(datatype, call)) return r;
+  std::shared_ptr<std::vector<unsigned char>> temp;
+  if (Result r = resolveOp(comm, &op, &sendbuff, count, datatype, &temp, call)) return r;
+  if (temp) keepUntilDone(comm, temp);
+  return forward(tuttiReduce(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype),
+                             static_cast<tuttiRedOp_t>(op), root, comm->tutti, stream));
+}
+
+Result ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, int datatype, int op,
+                         ncclComm* comm, void* stream) {
+  const char* call = "ncclReduceScatter";
+  if (Result r = checkComm(comm, call)) return r;
+  if (Result r = checkType(datatype, call)) return r;
+  std::shared_ptr<std::vector<unsigned char>> temp;
+  size_t total = recvcount * static_cast<size_t>(commSize(comm));
+  if (Result r = resolveOp(comm, &op, &sendbuff, total, datatype, &temp, call)) return r;
+  if (temp) keepUntilDone(comm, temp);
+  return forward(tuttiReduceScatter(sendbuff, recvbuff, recvcount, static_cast<tuttiDataType_t>(datatype),
+                                    static_cast<tuttiRedOp_t>(op), comm->tutti, stream));
+}
+
+Result ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, int datatype,
+                     ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclAllGather")) return r;
+  if (Result r = checkType(datatype, "ncclAllGather")) return r;
+  return forward(tuttiAllGather(sendbuff, recvbuff, sendcount, static_cast<tuttiDataType_t>(datatype),
+                                comm->tutti, stream));
+}
+
+Result ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
+                     ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclBroadcast")) return r;
+  if (Result r = checkType(datatype, "ncclBroadcast")) return r;
+  return forward(tuttiBroadcast(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype), root,
+                                comm->tutti, stream));
+}
+
+Result ncclBcast(void* buff, size_t count, int datatype, int root, ncclComm* comm, void* stream) {
+  return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+Result ncclSend(const void* sendbuff, size_t count, int datatype, int peer, ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclSend")) return r;
+  if (Result r = checkType(datatype, "ncclSend")) return r;
+  return forward(tuttiSend(sendbuff, count, static_cast<tuttiDataType_t>(datatype), peer, comm->tutti, stream));
+}
+
+Result ncclRecv(void* recvbuff, size_t count, int datatype, int peer, ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclRecv")) return r;
+  if (Result r = checkType(datatype, "ncclRecv")) return r;
+  return forward(tuttiRecv(recvbuff, count, static_cast<tuttiDataType_t>(datatype), peer, comm->tutti, stream));
+}
+
+Result ncclGroupStart() {
+  ++tGroupDepth;
+  return forward(tuttiGroupStart());
+}
+
+Result ncclGroupEnd() {
+  Result r = forward(tuttiGroupEnd());
+  if (tGroupDepth > 0 && --tGroupDepth == 0) tGroupTemps.clear();
+  return r;
+}
+
+Result ncclGroupSimulateEnd(SimInfo*) {
+  return refuse(kInvalidUsage, "ncclGroupSimulateEnd",
+                "not supported by tutti (its cost model is internal); the group stays open");
+}
+
+// All-to-all, gather and scatter: grouped sends and receives, as NCCL builds them.
+Result ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, int datatype, ncclComm* comm,
+                    void* stream) {
+  if (Result r = checkComm(comm, "ncclAlltoAll")) return r;
+  if (Result r = checkType(datatype, "ncclAlltoAll")) return r;
+  size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
+  int n = commSize(comm);
+  ncclGroupStart();
+  Result r = kSuccess;
+  for (int p = 0; p < n && r == kSuccess; ++p) {
+    r = ncclSend(static_cast<const char*>(sendbuff) + p * bytes, count, datatype, p, comm, stream);
+    if (r == kSuccess) r = ncclRecv(static_cast<char*>(recvbuff) + p * bytes, count, datatype, p, comm, stream);
+  }
+  Result end = ncclGroupEnd();
+  return r != kSuccess ? r : end;
+}
+
+Result ncclGather(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
+                  ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclGather")) return r;
+  if (Result r = checkType(datatype, "ncclGather")) return r;
+  size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
+  int n = commSize(comm), me = -1;
+  tuttiCommUserRank(comm->tutti, &me);
+  ncclGroupStart();
+  Result r = ncclSend(sendbuff, count, datatype, root, comm, stream);
+  for (int p = 0; me == root && p < n && r == kSuccess; ++p)
+    r = ncclRecv(static_cast<char*>(recvbuff) + p * bytes, count, datatype, p, comm, stream);
+  Result end = ncclGroupEnd();
+  return r != kSuccess ? r : end;
+}
+
+Result ncclScatter(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
+                   ncclComm* comm, void* stream) {
+  if (Result r = checkComm(comm, "ncclScatter")) return r;
+  if (Result r = checkType(datatype, "ncclScatter")) return r;
+  size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
+  int n = commSize(comm), me = -1;
+  tuttiCommUserRank(comm->tutti, &me);
+  ncclGroupStart();
+  Result r = kSuccess;
+  for (int p = 0; me == root && p < n && r == kSuccess; ++p)
+    r = ncclSend(static_cast<const char*>(sendbuff) + p * bytes, count, datatype, p, comm, stream);
+  if (r == kSuccess) r = ncclRecv(recvbuff, count, datatype, root, comm, stream);
+  Result end = ncclGroupEnd();
+  return r != kSuccess ? r : end;
+}
+
+}  // extern "C"

@@ -1,0 +1,245 @@
+"""The "tutti" torch.distributed backend against gloo, in the same processes.
+
+Run under torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
+every collective, dtype and op on tutti is compared element by element with
+the same call on a gloo group (or, where gloo lacks the call, its gloo
+equivalent); DDP trains the same model on both and the losses and final
+parameters must agree; new_group over a subset of ranks works.
+"""
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+import tutti_torch  # registers "tutti"
+
+FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INTS = [torch.int8, torch.uint8, torch.int32, torch.int64]
+SIZES = [1, 7, 1023, 65537]
+failures = []
+
+
+def fail(what):
+    failures.append(what)
+    print(f"rank {dist.get_rank()}: FAIL {what}", file=sys.stderr)
+
+
+def compare(what, got, want):
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return fail(f"{what}: got {got.dtype}{tuple(got.shape)}, want {want.dtype}{tuple(want.shape)}")
+    if got.is_floating_point():
+        # Reductions in another order round each partial sum (inputs are in
+        # [-4, 4]): up to world roundings of sums up to 4 * world.
+        world = dist.get_world_size()
+        eps = torch.finfo(got.dtype).eps
+        ok = torch.allclose(got.double(), want.double(), rtol=4 * world * eps, atol=4 * world * world * eps)
+    else:
+        ok = torch.equal(got, want)
+    if not ok:
+        bad = (got.double() - want.double()).abs().argmax().item()
+        fail(f"{what}: element {bad} is {got.view(-1)[bad].item()}, want {want.view(-1)[bad].item()}")
+
+
+def sample(dtype, n, seed, op=None):
+    g = torch.Generator().manual_seed(seed)
+    product = op is not None and op == dist.ReduceOp.PRODUCT
+    if dtype.is_floating_point:
+        lo, hi = (0.9, 1.1) if product else (-4.0, 4.0)
+        return (torch.rand(n, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    hi = 3 if product else (100 if dtype in (torch.int8, torch.uint8) else 1 << 20)
+    return torch.randint(0, hi, (n,), generator=g, dtype=torch.int64).to(dtype)
+
+
+def gloo_reference(t, op, gloo):
+    """What an all-reduce must give, computed on gloo (in float32 for the half
+    types, which gloo may lack; AVG as SUM / n)."""
+    ref = t.float() if t.dtype in (torch.float16, torch.bfloat16) else t.clone()
+    gop = dist.ReduceOp.SUM if op == dist.ReduceOp.AVG else op
+    dist.all_reduce(ref, op=gop, group=gloo)
+    if op == dist.ReduceOp.AVG:
+        ref = ref / dist.get_world_size()
+    return ref.to(t.dtype)
+
+
+def check_allreduce(gloo, rank):
+    ops = {"sum": dist.ReduceOp.SUM, "product": dist.ReduceOp.PRODUCT, "min": dist.ReduceOp.MIN,
+           "max": dist.ReduceOp.MAX, "avg": dist.ReduceOp.AVG, "band": dist.ReduceOp.BAND,
+           "bor": dist.ReduceOp.BOR, "bxor": dist.ReduceOp.BXOR}
+    for dtype in FLOATS + INTS:
+        for name, op in ops.items():
+            if name.startswith("b") and dtype.is_floating_point:
+                continue
+            if name == "avg" and not dtype.is_floating_point:
+                continue
+            for n in SIZES:
+                t = sample(dtype, n, 1000 * rank + n, op)
+                want = gloo_reference(t, op, gloo)
+                got = t.clone()
+                dist.all_reduce(got, op=op)
+                compare(f"all_reduce {name} {dtype} x{n}", got, want)
+
+
+def check_async_future(gloo, rank):
+    t = sample(torch.float32, 4099, rank)
+    want = gloo_reference(t, dist.ReduceOp.SUM, gloo)
+    work = dist.all_reduce(t, async_op=True)
+    value = work.get_future().wait()
+    compare("all_reduce future value", value[0], want)
+    if not work.is_completed():
+        fail("work not completed after its future")
+
+
+def check_gathers_and_broadcasts(gloo, rank, world):
+    for dtype in [torch.float32, torch.int64, torch.float16, torch.uint8]:
+        for n in SIZES:
+            t = sample(dtype, n, 7 * rank + n)
+            want = [torch.empty_like(t) for _ in range(world)]
+            dist.all_gather(want, t, group=gloo)
+            got = [torch.empty_like(t) for _ in range(world)]
+            dist.all_gather(got, t)
+            for r in range(world):
+                compare(f"all_gather {dtype} x{n} from {r}", got[r], want[r])
+            flat = torch.empty(world * n, dtype=dtype)
+            gather_base = getattr(dist, "all_gather_into_tensor", None) or dist._all_gather_base
+            gather_base(flat, t)
+            compare(f"all_gather (tensor) {dtype} x{n}", flat, torch.cat(want))
+
+            root = world - 1
+            want_b, got_b = t.clone(), t.clone()
+            dist.broadcast(want_b, src=root, group=gloo)
+            dist.broadcast(got_b, src=root)
+            compare(f"broadcast {dtype} x{n}", got_b, want_b)
+
+            root = 1 % world
+            for name, op in (("sum", dist.ReduceOp.SUM), ("max", dist.ReduceOp.MAX)):
+                want_r = gloo_reference(t, op, gloo)
+                got_r = t.clone()
+                dist.reduce(got_r, dst=root, op=op)
+                if rank == root:
+                    compare(f"reduce {name} {dtype} x{n}", got_r, want_r)
+
+
+def check_reduce_scatter(gloo, rank, world):
+    # gloo has no reduce-scatter: the reference is its all-reduce, sliced.
+    for dtype in [torch.float32, torch.int32, torch.bfloat16]:
+        for name, op in (("sum", dist.ReduceOp.SUM), ("min", dist.ReduceOp.MIN), ("avg", dist.ReduceOp.AVG)):
+            if name == "avg" and not dtype.is_floating_point:
+                continue
+            for n in SIZES:
+                t = sample(dtype, n * world, 31 * rank + n)
+                want = gloo_reference(t, op, gloo)[rank * n:(rank + 1) * n]
+                got = torch.empty(n, dtype=dtype)
+                dist.reduce_scatter(got, list(t.chunk(world)), op=op)
+                compare(f"reduce_scatter {name} {dtype} x{n}", got, want)
+                got2 = torch.empty(n, dtype=dtype)
+                scatter_base = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
+                scatter_base(got2, t, op=op)
+                compare(f"reduce_scatter (tensor) {name} {dtype} x{n}", got2, want)
+
+
+def check_alltoall(gloo, rank, world):
+    for dtype in [torch.float32, torch.int64]:
+        for rows in (1, 5):
+            t = sample(dtype, world * rows * 3, 11 * rank + rows).view(world * rows, 3)
+            want, got = torch.empty_like(t), torch.empty_like(t)
+            dist.all_to_all_single(want, t, group=gloo)
+            dist.all_to_all_single(got, t)
+            compare(f"all_to_all_single {dtype} rows {rows}", got, want)
+        # Uneven: rank r sends p + 1 rows to p, so it receives r + 1 from each.
+        in_splits = [p + 1 for p in range(world)]
+        out_splits = [rank + 1] * world
+        t = sample(dtype, sum(in_splits) * 2, 13 * rank).view(-1, 2)
+        want = torch.empty(sum(out_splits), 2, dtype=dtype)
+        got = torch.empty_like(want)
+        dist.all_to_all_single(want, t, out_splits, in_splits, group=gloo)
+        dist.all_to_all_single(got, t, out_splits, in_splits)
+        compare(f"all_to_all_single uneven {dtype}", got, want)
+
+
+def check_send_recv(gloo, rank, world):
+    if world < 2:
+        return
+    right, left = (rank + 1) % world, (rank - 1) % world
+    t = sample(torch.float32, 70001, rank)
+    for group, label in ((gloo, "gloo"), (None, "tutti")):
+        got = torch.empty_like(t)
+        if rank % 2 == 0:
+            dist.send(t, right, group=group)
+            dist.recv(got, left, group=group)
+        else:
+            dist.recv(got, left, group=group)
+            dist.send(t, right, group=group)
+        if label == "gloo":
+            want = got
+    compare("send/recv around the ring", got, want)
+
+
+def check_ddp(gloo, rank):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train(group):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+        ddp = DDP(model, process_group=group)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+        g = torch.Generator().manual_seed(100 + rank)
+        losses = []
+        for _ in range(8):
+            x = torch.randn(32, 16, generator=g)
+            y = torch.randn(32, 4, generator=g)
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(ddp(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        return torch.stack(losses), [p.detach().clone() for p in model.parameters()]
+
+    tutti_losses, tutti_params = train(dist.group.WORLD)
+    gloo_losses, gloo_params = train(gloo)
+    compare("DDP losses", tutti_losses, gloo_losses)
+    for i, (a, b) in enumerate(zip(tutti_params, gloo_params)):
+        compare(f"DDP final parameter {i}", a, b)
+    # Gradients were averaged: every rank ends with the same parameters.
+    for i, p in enumerate(tutti_params):
+        first = p.clone()
+        dist.broadcast(first, src=0, group=gloo)
+        compare(f"DDP parameter {i} equal on every rank", p, first)
+
+
+def check_subgroup(rank, world):
+    members = [0, world - 1] if world > 2 else [0]
+    sub = dist.new_group(members, backend="tutti")
+    sub_gloo = dist.new_group(members, backend="gloo")
+    if rank in members:
+        t = sample(torch.float64, 1031, rank)
+        want, got = t.clone(), t.clone()
+        dist.all_reduce(want, group=sub_gloo)
+        dist.all_reduce(got, group=sub)
+        compare(f"all_reduce on new_group({members})", got, want)
+        if dist.get_world_size(sub) != len(members):
+            fail(f"new_group size {dist.get_world_size(sub)}, want {len(members)}")
+
+
+def main():
+    dist.init_process_group("tutti")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    gloo = dist.new_group(backend="gloo")
+    check_allreduce(gloo, rank)
+    check_async_future(gloo, rank)
+    check_gathers_and_broadcasts(gloo, rank, world)
+    check_reduce_scatter(gloo, rank, world)
+    check_alltoall(gloo, rank, world)
+    check_send_recv(gloo, rank, world)
+    check_ddp(gloo, rank)
+    check_subgroup(rank, world)
+    dist.barrier()
+    dist.destroy_process_group()
+    if failures:
+        print(f"rank {rank}: {len(failures)} failure(s)", file=sys.stderr)
+        sys.exit(1)
+    print(f"rank {rank}: every check passed ({world} processes, torch {torch.__version__})")
+
+
+if __name__ == "__main__":
+    main()
