@@ -4,7 +4,8 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
           libbenchmark-dev iproute2 python3
-          libucx-dev ucx-utils libibverbs-dev)  # UCX transport; verbs headers (the library is dlopened)
+          libucx-dev ucx-utils libibverbs-dev   # UCX transport; verbs headers (the library is dlopened)
+          python3-torch libtorch-dev python3-dev python3-setuptools)  # the torch.distributed backend
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
