@@ -105,6 +105,18 @@ Result resolveOp(ncclComm* comm, int* op, const void** input, size_t count, int 
   return kSuccess;
 }
 
+// What every reduction does first: check comm and type, and turn a
+// pre-multiplied sum into a sum over a scaled copy (`temp`, which the caller
+// holds through the call; background and grouped calls keep it longer).
+Result prepareReduction(ncclComm* comm, int datatype, int* op, const void** input, size_t elements,
+                        std::shared_ptr<std::vector<unsigned char>>* temp, const char* call) {
+  if (Result r = checkComm(comm, call)) return r;
+  if (Result r = checkType(datatype, call)) return r;
+  if (Result r = resolveOp(comm, op, input, elements, datatype, temp, call)) return r;
+  if (*temp) keepUntilDone(comm, *temp);
+  return kSuccess;
+}
+
 int commSize(ncclComm* comm) {
   int n = 0;
   tuttiCommCount(comm->tutti, &n);
@@ -346,37 +358,25 @@ Result ncclRedOpDestroy(int op, ncclComm* comm) {
 
 Result ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
                      ncclComm* comm, void* stream) {
-  const char* call = "ncclAllReduce";
-  if (Result r = checkComm(comm, call)) return r;
-  if (Result r = checkType(datatype, call)) return r;
   std::shared_ptr<std::vector<unsigned char>> temp;
-  if (Result r = resolveOp(comm, &op, &sendbuff, count, datatype, &temp, call)) return r;
-  if (temp) keepUntilDone(comm, temp);
+  if (Result r = prepareReduction(comm, datatype, &op, &sendbuff, count, &temp, "ncclAllReduce")) return r;
   return forward(tuttiAllReduce(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype),
                                 static_cast<tuttiRedOp_t>(op), comm->tutti, stream));
 }
 
 Result ncclReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op, int root,
                   ncclComm* comm, void* stream) {
-  const char* call = "ncclReduce";
-  if (Result r = checkComm(comm, call)) return r;
-  if (Result r = checkType(datatype, call)) return r;
   std::shared_ptr<std::vector<unsigned char>> temp;
-  if (Result r = resolveOp(comm, &op, &sendbuff, count, datatype, &temp, call)) return r;
-  if (temp) keepUntilDone(comm, temp);
+  if (Result r = prepareReduction(comm, datatype, &op, &sendbuff, count, &temp, "ncclReduce")) return r;
   return forward(tuttiReduce(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype),
                              static_cast<tuttiRedOp_t>(op), root, comm->tutti, stream));
 }
 
 Result ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, int datatype, int op,
                          ncclComm* comm, void* stream) {
-  const char* call = "ncclReduceScatter";
-  if (Result r = checkComm(comm, call)) return r;
-  if (Result r = checkType(datatype, call)) return r;
+  size_t total = comm ? recvcount * static_cast<size_t>(commSize(comm)) : 0;
   std::shared_ptr<std::vector<unsigned char>> temp;
-  size_t total = recvcount * static_cast<size_t>(commSize(comm));
-  if (Result r = resolveOp(comm, &op, &sendbuff, total, datatype, &temp, call)) return r;
-  if (temp) keepUntilDone(comm, temp);
+  if (Result r = prepareReduction(comm, datatype, &op, &sendbuff, total, &temp, "ncclReduceScatter")) return r;
   return forward(tuttiReduceScatter(sendbuff, recvbuff, recvcount, static_cast<tuttiDataType_t>(datatype),
                                     static_cast<tuttiRedOp_t>(op), comm->tutti, stream));
 }
