@@ -29,9 +29,12 @@ setup(
     ext_modules=[
         CppExtension(
             "tutti_torch._C",
+            # tutti's own in-order worker runs the collectives (libtutti
+            # exports only the C API, so its source is compiled in).
             sources=[os.path.join("csrc", f) for f in
-                     ("module.cpp", "process_group_tutti.cpp", "tensor_map.cpp", "tutti_work.cpp")],
-            include_dirs=[os.path.abspath(include_dir)],
+                     ("module.cpp", "process_group_tutti.cpp", "tensor_map.cpp", "tutti_work.cpp")]
+            + [os.path.join("..", "src", "common", "serial_worker.cpp")],
+            include_dirs=[os.path.abspath(include_dir), os.path.abspath(os.path.join(here, ".."))],
             library_dirs=[library_dir],
             libraries=["tutti"],
             runtime_library_dirs=[library_dir],

@@ -44,7 +44,7 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
   config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
   check(tuttiCommInitRankConfig(&comm_, size, id, rank, &config), "tuttiCommInitRankConfig");
-  queue_ = std::make_unique<BackgroundQueue>();
+  queue_ = std::make_unique<tutti::SerialWorker>();
 }
 
 ProcessGroupTutti::~ProcessGroupTutti() {

@@ -18,7 +18,7 @@
 #include <functional>
 #include <memory>
 
-#include "background_queue.h"
+#include "src/common/serial_worker.h"
 #include "tutti/tutti.h"
 
 namespace tutti_torch {
@@ -83,7 +83,10 @@ class ProcessGroupTutti : public GroupBase {
   void allreduceHost(const at::Tensor& tensor, const c10d::ReduceOp& op);
 
   tuttiComm_t comm_ = nullptr;
-  std::unique_ptr<BackgroundQueue> queue_;  // stopped before comm_ is destroyed
+  // Runs collectives in issue order: every rank issues them in the same
+  // order, so one after another can never cross two calls. Stopped before
+  // comm_ is destroyed.
+  std::unique_ptr<tutti::SerialWorker> queue_;
 };
 
 }  // namespace tutti_torch

@@ -27,9 +27,13 @@ Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSetting
   return s;
 }
 
-Result<BootstrapHandle> makeRendezvous() {
+Result<double> rendezvousTimeout() {
   TUTTI_ASSIGN_OR_RETURN(int64_t t, tunableInt("TIMEOUT"));
-  double timeout = t > 0 ? static_cast<double>(t) : 300;
+  return t > 0 ? static_cast<double>(t) : 300.0;
+}
+
+Result<BootstrapHandle> makeRendezvous() {
+  TUTTI_ASSIGN_OR_RETURN(double timeout, rendezvousTimeout());
   std::string commId = tunableString("COMM_ID");
   if (!commId.empty()) {
     TUTTI_ASSIGN_OR_RETURN(SocketAddress addr, SocketAddress::parse(commId));
@@ -59,6 +63,12 @@ Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int
   handle->impl->setApiHandle(handle);
   handle->ready.store(true, std::memory_order_release);
   return Status::Ok();
+}
+
+void settleBackgroundInit(tuttiComm_t handle, const Status& st) {
+  if (!st.ok() && handle->initResult.load() == tuttiSuccess)
+    handle->initResult.store(toResult(st.code()));
+  handle->pending.fetch_sub(1);
 }
 
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task) {

@@ -25,6 +25,9 @@ struct CommSettings {
 // TUTTI_CONFIG_INITIALIZER is refused.
 Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSettings& defaults);
 
+// TUTTI_TIMEOUT in seconds (300 when unset): how long a rendezvous root waits.
+Result<double> rendezvousTimeout();
+
 // Starts a rendezvous root in this process (TUTTI_COMM_ID or the first
 // interface TUTTI_SOCKET_IFNAME allows) and returns its handle.
 Result<BootstrapHandle> makeRendezvous();
@@ -49,6 +52,10 @@ tuttiComm_t newHandle(const CommSettings& settings);
 // Makes the communicator into `handle`; on failure records the result there
 // (and logs it) for tuttiCommGetAsyncError.
 Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank);
+// Ends a background init of `handle` that gave `st`: a failure is kept for
+// tuttiCommGetAsyncError (unless initInto kept one already), then the handle
+// stops reporting tuttiInProgress.
+void settleBackgroundInit(tuttiComm_t handle, const Status& st);
 // Runs `task` on the communicator's background thread after its earlier
 // calls; an error becomes the async error. The caller returns tuttiInProgress.
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task);

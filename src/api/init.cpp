@@ -39,7 +39,7 @@ tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& han
     made->worker->post([made, handle, nranks, rank, api] {
       Status st = initInto(made, handle, nranks, rank);
       if (!st.ok()) report(nullptr, api, st);
-      made->pending.fetch_sub(1);
+      settleBackgroundInit(made, st);
     });
     *comm = made;
     return tuttiInProgress;
@@ -111,16 +111,15 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
   if (!addr.ok()) return report(nullptr, api, addr.status());
   BootstrapHandle handle = handleForAddress(*addr, env->rendezvous + "|" + std::to_string(env->size));
   if (env->rank == 0) {
-    auto t = tunableInt("TIMEOUT");
-    Status st = t.status();
-    double timeout = t.ok() && *t > 0 ? static_cast<double>(*t) : 300;
+    auto timeout = rendezvousTimeout();
+    Status st = timeout.status();
     // Rank 0 hosts the root on every address of the port the others will dial.
     SocketAddress any;
     any.storage.ss_family = static_cast<sa_family_t>(addr->family());
     any.length = addr->length;
     any.setPort(addr->port());
     if (st.ok()) {
-      auto started = startRoot(any, handle.magic, timeout);
+      auto started = startRoot(any, handle.magic, *timeout);
       st = started.status();
     }
     if (!st.ok())

@@ -80,11 +80,7 @@ extern "C" tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key,
       if (child) child->pending.fetch_add(1);
       runInBackground(comm, api, [&parent, color, key, child] {
         Status st = splitInto(parent, color, key, child);
-        if (child) {
-          if (!st.ok() && child->initResult.load() == tuttiSuccess)
-            child->initResult.store(toResult(st.code()));
-          child->pending.fetch_sub(1);
-        }
+        if (child) settleBackgroundInit(child, st);
         return st;
       });
       *newcomm = child;

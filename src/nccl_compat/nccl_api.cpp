@@ -31,8 +31,18 @@ thread_local std::string tCompatError;  // this layer's last error ("" when tutt
 thread_local int tGroupDepth = 0;
 thread_local std::vector<std::shared_ptr<void>> tGroupTemps;  // live until the group ends
 
-Result refuse(Result code, const std::string& call, const std::string& why) {
-  tCompatError = call + ": " + why;
+// " (rank r)" once comm is initialized, so refusals say which rank.
+std::string rankOf(ncclComm* comm) {
+  tuttiResult_t state = tuttiInProgress;
+  int rank = -1;
+  if (!comm || tuttiCommGetAsyncError(comm->tutti, &state) != tuttiSuccess || state == tuttiInProgress ||
+      tuttiCommUserRank(comm->tutti, &rank) != tuttiSuccess)
+    return "";
+  return " (rank " + std::to_string(rank) + ")";
+}
+
+Result refuse(Result code, const std::string& call, const std::string& why, ncclComm* comm = nullptr) {
+  tCompatError = call + rankOf(comm) + ": " + why;
   TUTTI_WARN(kSubsysAll, "%s", tCompatError.c_str());
   return code;
 }
@@ -46,9 +56,9 @@ Result checkComm(ncclComm* comm, const char* call) {
   return comm ? kSuccess : refuse(kInvalidArgument, call, "comm is NULL");
 }
 
-Result checkType(int datatype, const char* call) {
+Result checkType(int datatype, const char* call, ncclComm* comm) {
   if (datatype == kFloat8e4m3 || datatype == kFloat8e5m2)
-    return refuse(kInvalidUsage, call, "float8 types are not supported by tutti");
+    return refuse(kInvalidUsage, call, "float8 types are not supported by tutti", comm);
   return kSuccess;  // tutti checks the rest and names the value
 }
 
@@ -94,11 +104,12 @@ Result resolveOp(ncclComm* comm, int* op, const void** input, size_t count, int 
     size_t i = static_cast<size_t>(*op - kNumOps);
     if (i >= comm->preMulSums.size() || !comm->preMulSums[i].live)
       return refuse(kInvalidArgument, call, "op " + std::to_string(*op) +
-                                                " was not made by ncclRedOpCreatePreMulSum on this comm");
+                                                " was not made by ncclRedOpCreatePreMulSum on this comm",
+                    comm);
     p = comm->preMulSums[i];
   }
   if (p.dtype != datatype)
-    return refuse(kInvalidArgument, call, "the op's scalar type differs from the call's datatype");
+    return refuse(kInvalidArgument, call, "the op's scalar type differs from the call's datatype", comm);
   *temp = scaledCopy(*input, count, datatype, p.factor());
   *input = (*temp)->data();
   *op = tuttiSum;
@@ -111,7 +122,7 @@ Result resolveOp(ncclComm* comm, int* op, const void** input, size_t count, int 
 Result prepareReduction(ncclComm* comm, int datatype, int* op, const void** input, size_t elements,
                         std::shared_ptr<std::vector<unsigned char>>* temp, const char* call) {
   if (Result r = checkComm(comm, call)) return r;
-  if (Result r = checkType(datatype, call)) return r;
+  if (Result r = checkType(datatype, call, comm)) return r;
   if (Result r = resolveOp(comm, op, input, elements, datatype, temp, call)) return r;
   if (*temp) keepUntilDone(comm, *temp);
   return kSuccess;
@@ -318,7 +329,7 @@ Result ncclRedOpCreatePreMulSum(int* op, void* scalar, int datatype, ScalarResid
   const char* call = "ncclRedOpCreatePreMulSum";
   if (Result r = checkComm(comm, call)) return r;
   if (!op || !scalar) return refuse(kInvalidArgument, call, "op or scalar is NULL");
-  if (Result r = checkType(datatype, call)) return r;
+  if (Result r = checkType(datatype, call, comm)) return r;
   if (datatype < 0 || datatype >= tuttiNumTypes)
     return refuse(kInvalidArgument, call, "invalid datatype " + std::to_string(datatype));
   if (residence != kScalarDevice && residence != kScalarHostImmediate)
@@ -349,7 +360,8 @@ Result ncclRedOpDestroy(int op, ncclComm* comm) {
   std::lock_guard<std::mutex> lock(comm->mutex);
   size_t i = static_cast<size_t>(op - kNumOps);
   if (op < kNumOps || i >= comm->preMulSums.size() || !comm->preMulSums[i].live)
-    return refuse(kInvalidArgument, call, "op " + std::to_string(op) + " is not a live custom op of this comm");
+    return refuse(kInvalidArgument, call, "op " + std::to_string(op) + " is not a live custom op of this comm",
+                  comm);
   comm->preMulSums[i].live = false;
   return kSuccess;
 }
@@ -384,7 +396,7 @@ Result ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
 Result ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, int datatype,
                      ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclAllGather")) return r;
-  if (Result r = checkType(datatype, "ncclAllGather")) return r;
+  if (Result r = checkType(datatype, "ncclAllGather", comm)) return r;
   return forward(tuttiAllGather(sendbuff, recvbuff, sendcount, static_cast<tuttiDataType_t>(datatype),
                                 comm->tutti, stream));
 }
@@ -392,7 +404,7 @@ Result ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, int
 Result ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                      ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclBroadcast")) return r;
-  if (Result r = checkType(datatype, "ncclBroadcast")) return r;
+  if (Result r = checkType(datatype, "ncclBroadcast", comm)) return r;
   return forward(tuttiBroadcast(sendbuff, recvbuff, count, static_cast<tuttiDataType_t>(datatype), root,
                                 comm->tutti, stream));
 }
@@ -403,13 +415,13 @@ Result ncclBcast(void* buff, size_t count, int datatype, int root, ncclComm* com
 
 Result ncclSend(const void* sendbuff, size_t count, int datatype, int peer, ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclSend")) return r;
-  if (Result r = checkType(datatype, "ncclSend")) return r;
+  if (Result r = checkType(datatype, "ncclSend", comm)) return r;
   return forward(tuttiSend(sendbuff, count, static_cast<tuttiDataType_t>(datatype), peer, comm->tutti, stream));
 }
 
 Result ncclRecv(void* recvbuff, size_t count, int datatype, int peer, ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclRecv")) return r;
-  if (Result r = checkType(datatype, "ncclRecv")) return r;
+  if (Result r = checkType(datatype, "ncclRecv", comm)) return r;
   return forward(tuttiRecv(recvbuff, count, static_cast<tuttiDataType_t>(datatype), peer, comm->tutti, stream));
 }
 
@@ -433,7 +445,7 @@ Result ncclGroupSimulateEnd(SimInfo*) {
 Result ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, int datatype, ncclComm* comm,
                     void* stream) {
   if (Result r = checkComm(comm, "ncclAlltoAll")) return r;
-  if (Result r = checkType(datatype, "ncclAlltoAll")) return r;
+  if (Result r = checkType(datatype, "ncclAlltoAll", comm)) return r;
   size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
   int n = commSize(comm);
   ncclGroupStart();
@@ -449,7 +461,7 @@ Result ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, int data
 Result ncclGather(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                   ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclGather")) return r;
-  if (Result r = checkType(datatype, "ncclGather")) return r;
+  if (Result r = checkType(datatype, "ncclGather", comm)) return r;
   size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
   int n = commSize(comm), me = -1;
   tuttiCommUserRank(comm->tutti, &me);
@@ -464,7 +476,7 @@ Result ncclGather(const void* sendbuff, void* recvbuff, size_t count, int dataty
 Result ncclScatter(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                    ncclComm* comm, void* stream) {
   if (Result r = checkComm(comm, "ncclScatter")) return r;
-  if (Result r = checkType(datatype, "ncclScatter")) return r;
+  if (Result r = checkType(datatype, "ncclScatter", comm)) return r;
   size_t bytes = count * dtypeSize(static_cast<DataType>(datatype));
   int n = commSize(comm), me = -1;
   tuttiCommUserRank(comm->tutti, &me);

@@ -280,7 +280,9 @@ void checkSplitAndNonBlocking(ncclComm_t world) {
 void checkRefusals(ncclComm_t comm) {
   float x = 1;
   ncclResult_t r = ncclAllReduce(&x, &x, 1, ncclFloat8e4m3, ncclSum, comm, nullptr);
-  EXPECT(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "float8"),
+  std::string rankText = "rank " + std::to_string(gRank);
+  EXPECT(r == ncclInvalidUsage && std::strstr(ncclGetLastError(comm), "float8") &&
+             std::strstr(ncclGetLastError(comm), rankText.c_str()),
          "float8 gave %s: %s", ncclGetErrorString(r), ncclGetLastError(comm));
   r = ncclAllReduce(&x, &x, 1, ncclFloat32, static_cast<ncclRedOp_t>(99), comm, nullptr);
   EXPECT(r == ncclInvalidArgument, "op 99 gave %s", ncclGetErrorString(r));
