@@ -103,10 +103,12 @@ const char* tuttiGetLastError(tuttiComm_t comm);
  * lives until every rank has joined); pass the id to every rank. */
 tuttiResult_t tuttiGetUniqueId(tuttiUniqueId* uniqueId);
 tuttiResult_t tuttiCommInitRank(tuttiComm_t* comm, int nranks, tuttiUniqueId commId, int rank);
-/* ndev ranks in this process; devlist is ignored for host communicators and may be NULL. */
 /* As tuttiCommInitRank, with options (NULL: the defaults). */
 tuttiResult_t tuttiCommInitRankConfig(tuttiComm_t* comm, int nranks, tuttiUniqueId commId,
                                       int rank, tuttiConfig_t* config);
+/* ndev ranks in this process, rank i bound to CUDA device devlist[i]
+ * (several ranks may share one device). devlist NULL: device i modulo the
+ * visible devices, or host-only communicators where the process has none. */
 tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist);
 /* Rank and size from RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_* or SLURM_*;
  * rendezvous at TUTTI_COMM_ID=host:port or MASTER_ADDR:MASTER_PORT (rank 0 hosts it). */
@@ -126,6 +128,10 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm);
  * the first error a call met in the background (or from a failed peer). */
 tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError);
 tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
+/* The CUDA device the communicator serves: the one current when it was made
+ * (CUDA_VISIBLE_DEVICES numbering). A host-only communicator (no device
+ * then) returns tuttiInvalidUsage and *device = -1. */
+tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device);
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
 
 tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/api/api_guard.h"
+#include "src/api/stream_calls.h"
 #include "src/comm/group.h"
 
 using namespace tutti;
@@ -55,13 +56,45 @@ CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t co
   return a;
 }
 
-// Runs the call now, queues it in the open group, or (non-blocking
-// communicators) hands it to the background thread.
-Status dispatch(tuttiComm_t comm, Communicator& c, const CollectiveArgs& args, const char* api) {
+// Queues the call in the open group, queues device buffers' work on the
+// stream, runs host buffers' now, or (non-blocking communicators) hands it
+// to the background thread.
+Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs args, const char* api,
+                void* stream) {
   if (comm->finalized.load()) return InvalidUsage("the communicator was finalized");
-  if (!comm->worker || groupActive()) return submit(&c, args);
+  TUTTI_ASSIGN_OR_RETURN(args.onDevice, buffersOnDevice(c, args.input, args.output));
+  args.stream = stream;
+  if (groupActive()) return submit(&c, args);
+  if (args.onDevice) {
+    std::vector<StreamBatch> batch{{comm, {args}}};
+    return enqueueOnStreams(batch, api);
+  }
+  if (comm->settings.blocking) {
+    drainBackground(comm);  // earlier device calls come first on every rank
+    return submit(&c, args);
+  }
   runInBackground(comm, api, [&c, args] { return submit(&c, args); });
   return inProgress();
+}
+
+// A group's device-buffer calls, one batch per communicator. A communicator
+// whose calls mix host and device buffers is refused: the two halves would
+// run apart, and grouped sends and receives must run together.
+Result<std::vector<StreamBatch>> splitDeviceCalls(const GroupCalls& calls) {
+  std::vector<StreamBatch> batches;
+  for (const auto& call : calls) {
+    for (const auto& other : calls)
+      if (other.comm == call.comm && other.args.onDevice != call.args.onDevice)
+        return InvalidUsage("the group mixes host and device buffers on the communicator of rank " +
+                            std::to_string(call.comm->rank()) + ": use one kind per group");
+    if (!call.args.onDevice) continue;
+    StreamBatch* batch = nullptr;
+    for (auto& b : batches)
+      if (b.comm == call.comm->apiHandle()) batch = &b;
+    if (!batch) batch = &batches.emplace_back(StreamBatch{call.comm->apiHandle(), {}});
+    batch->calls.push_back(call.args);
+  }
+  return batches;
 }
 
 }  // namespace
@@ -71,89 +104,81 @@ extern "C" {
 tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
                              void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiAllReduce", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, recvbuff, count, datatype, true, true, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
-    return dispatch(comm, c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0), "tuttiAllReduce");
+    return dispatch(comm, c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0), "tuttiAllReduce", stream);
   });
 }
 
 tuttiResult_t tuttiAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                              tuttiDataType_t datatype, tuttiComm_t comm, void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiAllGather", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, sendcount, datatype, true, true, 1, c.size()));
     return dispatch(comm, c, makeArgs(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
-                               0, 0), "tuttiAllGather");
+                               0, 0), "tuttiAllGather", stream);
   });
 }
 
 tuttiResult_t tuttiBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              tuttiDataType_t datatype, int root, tuttiComm_t comm, void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiBroadcast", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, count, datatype, c.rank() == root, true, 1, 1));
-    return dispatch(comm, c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root), "tuttiBroadcast");
+    return dispatch(comm, c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root), "tuttiBroadcast", stream);
   });
 }
 
 tuttiResult_t tuttiReduce(const void* sendbuff, void* recvbuff, size_t count,
                           tuttiDataType_t datatype, tuttiRedOp_t op, int root, tuttiComm_t comm,
                           void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiReduce", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, count, datatype, true, c.rank() == root, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
-    return dispatch(comm, c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root), "tuttiReduce");
+    return dispatch(comm, c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root), "tuttiReduce", stream);
   });
 }
 
 tuttiResult_t tuttiReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                  tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
                                  void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiReduceScatter", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(
         checkData(c, sendbuff, recvbuff, recvcount, datatype, true, true, c.size(), 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
     return dispatch(comm, c, makeArgs(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
-                               datatype, op, 0), "tuttiReduceScatter");
+                               datatype, op, 0), "tuttiReduceScatter", stream);
   });
 }
 
 tuttiResult_t tuttiBarrier(tuttiComm_t comm, void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiBarrier", [&](Communicator& c) -> Status {
     // An all-reduce of one byte: nobody leaves before everybody arrived.
     uint8_t* token = c.barrierBytes();
     return dispatch(comm, c, makeArgs(Collective::kAllReduce, &token[0], &token[1], 1, tuttiUint8,
-                                      tuttiMax, 0), "tuttiBarrier");
+                                      tuttiMax, 0), "tuttiBarrier", stream);
   });
 }
 
 tuttiResult_t tuttiSend(const void* sendbuff, size_t count, tuttiDataType_t datatype, int peer,
                         tuttiComm_t comm, void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiSend", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
     TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, nullptr, count, datatype, true, false, 1, 1));
-    return dispatch(comm, c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer), "tuttiSend");
+    return dispatch(comm, c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer), "tuttiSend", stream);
   });
 }
 
 tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, int peer,
                         tuttiComm_t comm, void* stream) {
-  (void)stream;
   return guardedCall(comm, "tuttiRecv", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
     TUTTI_RETURN_IF_ERROR(checkData(c, nullptr, recvbuff, count, datatype, false, true, 1, 1));
-    return dispatch(comm, c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer), "tuttiRecv");
+    return dispatch(comm, c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer), "tuttiRecv", stream);
   });
 }
 
@@ -165,13 +190,23 @@ tuttiResult_t tuttiGroupStart(void) {
 tuttiResult_t tuttiGroupEnd(void) {
   auto closed = groupEnd();
   if (!closed.ok()) return report(nullptr, "tuttiGroupEnd", closed.status());
-  std::shared_ptr<GroupCalls> calls = closed.value();
-  if (!calls || calls->empty()) return tuttiSuccess;
+  std::shared_ptr<GroupCalls> all = closed.value();
+  if (!all || all->empty()) return tuttiSuccess;
+  auto split = splitDeviceCalls(*all);
+  if (!split.ok()) return report(nullptr, "tuttiGroupEnd", split.status());
+  if (!split->empty()) {
+    Status st = enqueueOnStreams(*split, "tuttiGroupEnd");
+    if (!st.ok()) return report(nullptr, "tuttiGroupEnd", st);
+  }
+  auto calls = std::make_shared<GroupCalls>();
+  for (auto& call : *all)
+    if (!call.args.onDevice) calls->push_back(call);
+  if (calls->empty()) return tuttiSuccess;
   Communicator* first = calls->front().comm;
   bool oneComm = true;
   for (const auto& call : *calls) oneComm &= call.comm == first;
   tuttiComm_t handle = first->apiHandle();
-  if (oneComm && handle && handle->worker) {
+  if (oneComm && handle && !handle->settings.blocking) {
     runInBackground(handle, "tuttiGroupEnd", [calls] {
       std::vector<Communicator*> failed;
       return runGroup(*calls, &failed);

@@ -52,6 +52,18 @@ tuttiComm_t newHandle(const CommSettings& settings) {
   return handle;
 }
 
+SerialWorker& backgroundOf(tuttiComm_t comm) {
+  if (!comm->worker) comm->worker = std::make_unique<SerialWorker>();
+  return *comm->worker;
+}
+
+int callerDevice() {
+  DeviceRuntime& rt = deviceRuntime();
+  if (rt.deviceCount() == 0) return -1;
+  auto d = rt.currentDevice();
+  return d.ok() ? *d : -1;
+}
+
 Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank) {
   auto created = Communicator::create(boot, nranks, rank, handle->settings.options);
   if (!created.ok()) {
@@ -73,7 +85,7 @@ void settleBackgroundInit(tuttiComm_t handle, const Status& st) {
 
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task) {
   comm->pending.fetch_add(1);
-  comm->worker->post([comm, api, task = std::move(task)] {
+  backgroundOf(comm).post([comm, api, task = std::move(task)] {
     Communicator* c = comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
     if (c) setLogRank(c->rank());
     Status st = c && c->abortFlag().load() ? InvalidUsage("the communicator was aborted") : task();

@@ -41,7 +41,9 @@ struct tuttiComm {
   std::atomic<int> initResult{tuttiSuccess};  // a failed background init
   std::atomic<bool> finalized{false};
   tutti::CommSettings settings;
-  std::unique_ptr<tutti::SerialWorker> worker;  // non-blocking communicators only
+  // Runs a non-blocking communicator's calls, and every communicator's
+  // device-buffer calls, in the order made (see backgroundOf).
+  std::unique_ptr<tutti::SerialWorker> worker;
 };
 
 namespace tutti {
@@ -49,6 +51,11 @@ namespace tutti {
 // A handle for a communicator still to be made; non-blocking ones get their
 // background thread.
 tuttiComm_t newHandle(const CommSettings& settings);
+// The communicator's background thread; a blocking one gets it at its first
+// device-buffer call.
+SerialWorker& backgroundOf(tuttiComm_t comm);
+// The calling thread's current CUDA device, or -1 when the process has none.
+int callerDevice();
 // Makes the communicator into `handle`; on failure records the result there
 // (and logs it) for tuttiCommGetAsyncError.
 Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank);
@@ -59,7 +66,7 @@ void settleBackgroundInit(tuttiComm_t handle, const Status& st);
 // Runs `task` on the communicator's background thread after its earlier
 // calls; an error becomes the async error. The caller returns tuttiInProgress.
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task);
-// Waits for every background task of comm (no-op for blocking ones).
+// Waits for every background task of comm (none: returns at once).
 void drainBackground(tuttiComm_t comm);
 
 }  // namespace tutti

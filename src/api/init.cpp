@@ -31,6 +31,7 @@ tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& han
                                                 "tuttiGetUniqueId?)"));
   auto settings = settingsFrom(config, CommSettings{});
   if (!settings.ok()) return report(nullptr, api, settings.status());
+  settings->options.device = callerDevice();  // as NCCL: the device current at init
   reloadLogConfig();
   tuttiComm_t made = newHandle(*settings);
   if (!settings->blocking) {
@@ -81,16 +82,33 @@ tuttiResult_t tuttiCommInitRankConfig(tuttiComm_t* comm, int nranks, tuttiUnique
 }
 
 tuttiResult_t tuttiCommInitAll(tuttiComm_t* comms, int ndev, const int* devlist) {
-  (void)devlist;  // host communicators have no devices
-  if (!comms) return report(nullptr, "tuttiCommInitAll", InvalidArgument("comms is NULL"));
-  if (ndev < 1) return report(nullptr, "tuttiCommInitAll", InvalidArgument("ndev must be >= 1"));
+  const char* api = "tuttiCommInitAll";
+  if (!comms) return report(nullptr, api, InvalidArgument("comms is NULL"));
+  if (ndev < 1) return report(nullptr, api, InvalidArgument("ndev must be >= 1"));
+  const int visible = deviceRuntime().deviceCount();
+  for (int i = 0; devlist && i < ndev; ++i)
+    if (devlist[i] < 0 || devlist[i] >= visible)
+      return report(nullptr, api, InvalidArgument(
+          "devlist[" + std::to_string(i) + "] is " + std::to_string(devlist[i]) + " but " +
+          std::to_string(visible) + " CUDA devices are visible" +
+          (visible == 0 ? " (" + deviceRuntime().unavailableReason() + ")" : std::string())));
   tuttiUniqueId id;
   tuttiResult_t r = tuttiGetUniqueId(&id);
   if (r != tuttiSuccess) return r;
   std::vector<tuttiResult_t> results(ndev, tuttiSuccess);
   std::vector<std::thread> threads;
   for (int i = 0; i < ndev; ++i)
-    threads.emplace_back([&, i] { results[i] = tuttiCommInitRank(&comms[i], ndev, id, i); });
+    threads.emplace_back([&, i] {
+      // Each rank's thread makes its device current: init binds to it.
+      if (visible > 0) {
+        Status st = deviceRuntime().setDevice(devlist ? devlist[i] : i % visible);
+        if (!st.ok()) {
+          results[i] = report(nullptr, api, st.withContext("rank " + std::to_string(i)));
+          return;
+        }
+      }
+      results[i] = tuttiCommInitRank(&comms[i], ndev, id, i);
+    });
   for (auto& t : threads) t.join();
   for (int i = 0; i < ndev; ++i)
     if (results[i] != tuttiSuccess) {
@@ -139,7 +157,7 @@ tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
 tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
   return guardedCall(comm, "tuttiCommFinalize", [&](Communicator&) -> Status {
     if (comm->finalized.load()) return InvalidUsage("the communicator was already finalized");
-    if (comm->worker) {
+    if (!comm->settings.blocking) {
       // Done once the calls queued before it are.
       runInBackground(comm, "tuttiCommFinalize", [comm] {
         comm->finalized.store(true);
@@ -188,6 +206,16 @@ tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count) {
   if (!count) return report(comm, "tuttiCommCount", InvalidArgument("count is NULL"));
   return guardedCall(comm, "tuttiCommCount", [&](Communicator& c) {
     *count = c.size();
+    return Status::Ok();
+  });
+}
+
+tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device) {
+  if (!device) return report(comm, "tuttiCommCuDevice", InvalidArgument("device is NULL"));
+  return guardedCall(comm, "tuttiCommCuDevice", [&](Communicator& c) {
+    *device = c.device();
+    if (c.device() < 0)
+      return InvalidUsage("the communicator is host-only: no CUDA device was current when it was made");
     return Status::Ok();
   });
 }

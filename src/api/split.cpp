@@ -74,8 +74,9 @@ extern "C" tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key,
       return InvalidArgument("color " + std::to_string(color) +
                              " is negative and not TUTTI_SPLIT_NOCOLOR");
     TUTTI_ASSIGN_OR_RETURN(CommSettings settings, settingsFrom(config, comm->settings));
+    settings.options.device = parent.device();
     tuttiComm_t child = color == TUTTI_SPLIT_NOCOLOR ? nullptr : newHandle(settings);
-    if (comm->worker) {
+    if (!comm->settings.blocking) {
       // After the parent's earlier calls; the child reports progress too.
       if (child) child->pending.fetch_add(1);
       runInBackground(comm, api, [&parent, color, key, child] {

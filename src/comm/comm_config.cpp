@@ -43,6 +43,10 @@ Result<CommConfig> CommConfig::fromEnv() {
   c.socketStreams.socketsPerThread = static_cast<int>(nsocks);
   c.socketStreams.threads = static_cast<int>(nthreads);
   TUTTI_ASSIGN_OR_RETURN(c.net, chooseNet(tunableString("NET")));
+  TUTTI_ASSIGN_OR_RETURN(int64_t staging, tunableInt("STAGING_BYTES"));
+  if (staging < 4096 || staging > (1ll << 30))
+    return InvalidArgument("TUTTI_STAGING_BYTES must be between 4096 and 1 GiB");
+  c.stagingBytes = static_cast<size_t>(staging);
   return c;
 }
 
@@ -52,7 +56,8 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
 
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
-                socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size())};
+                socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size()),
+                stagingBytes};
 }
 
 }  // namespace tutti

@@ -28,6 +28,7 @@ struct CommConfig {
   std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
   SocketStreams socketStreams;   // TUTTI_NSOCKS_PERTHREAD, TUTTI_SOCKET_NTHREADS
   NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
+  size_t stagingBytes = 4 << 20;   // TUTTI_STAGING_BYTES: a device call's pipeline piece
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes.
@@ -40,6 +41,7 @@ struct CommConfig {
     int32_t socketStreams;  // sockets per connection: both ends must agree
     int32_t net;            // the network transport: both ends must use the same
     uint64_t algoHash;
+    uint64_t stagingBytes;  // device calls are cut into pieces alike on every rank
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tutti/tutti.h"
+#include "src/comm/device_staging.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
@@ -26,20 +27,27 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
 
 Communicator::~Communicator() = default;
 
+Result<DeviceStaging*> Communicator::staging() {
+  if (device_ < 0) return InvalidUsage("this communicator is host-only: no CUDA device at init");
+  if (!staging_) staging_ = std::make_unique<DeviceStaging>(deviceRuntime(), config_.stagingBytes);
+  return staging_.get();
+}
+
 Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
                           const CommOptions& options) {
   rank_ = rank;
   nranks_ = nranks;
   name_ = options.name;
+  device_ = options.device;
   magic_ = handle.magic;
   setLogRank(rank);
   TUTTI_ASSIGN_OR_RETURN(config_, CommConfig::fromEnv());
   if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
   TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
   const NetInterface& iface = ifaces.front();
-  TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s)", TUTTI_MAJOR,
+  TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s), %s", TUTTI_MAJOR,
              TUTTI_MINOR, TUTTI_PATCH, rank, nranks, iface.name.c_str(),
-             iface.address.toString().c_str());
+             iface.address.toString().c_str(), describeDevice(device_).c_str());
   TUTTI_ASSIGN_OR_RETURN(bootstrap_, SocketBootstrap::create(handle, rank, nranks, iface,
                                                              config_.timeoutSeconds, &abort_));
   TUTTI_RETURN_IF_ERROR(checkSameConfig());
@@ -134,7 +142,7 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE or socket streams than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_STAGING_BYTES or socket streams than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();

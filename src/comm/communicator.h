@@ -18,6 +18,7 @@
 #include "src/comm/connector.h"
 #include "src/exec/executor.h"
 #include "src/common/host_buffer.h"
+#include "src/device/device_runtime.h"
 #include "src/plan/layout.h"
 #include "src/plan/plan.h"
 #include "src/plan/tree.h"
@@ -36,13 +37,18 @@ struct CollectiveArgs {
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;
   int root = 0;  // broadcast, reduce; the peer for send and recv
+  bool onDevice = false;        // buffers in device memory: stream-ordered
+  DeviceStream stream = nullptr;  // the caller's cudaStream_t (device buffers only)
 };
 
 // What the caller of init may set beyond the environment.
 struct CommOptions {
   double timeoutSeconds = 0;  // 0: TUTTI_TIMEOUT
   std::string name;           // shown in errors; empty: none
+  int device = -1;            // the CUDA device bound at init; -1: host-only
 };
+
+class DeviceStaging;
 
 class Communicator final : public Links {
  public:
@@ -54,6 +60,10 @@ class Communicator final : public Links {
   int size() const { return nranks_; }
   const CommConfig& config() const { return config_; }
   const std::string& name() const { return name_; }
+  // The CUDA device this communicator serves (-1: host memory only).
+  int device() const { return device_; }
+  // Stages device buffers through pinned host memory (made on first use).
+  Result<DeviceStaging*> staging();
   // The API handle this communicator lives in (groups find non-blocking
   // communicators' background threads through it).
   tuttiComm_t apiHandle() const { return apiHandle_; }
@@ -101,6 +111,8 @@ class Communicator final : public Links {
   int rank_ = 0;
   int nranks_ = 1;
   std::string name_;
+  int device_ = -1;
+  std::unique_ptr<DeviceStaging> staging_;
   tuttiComm_t apiHandle_ = nullptr;
   uint8_t barrierBytes_[2] = {0, 0};
   CommConfig config_;

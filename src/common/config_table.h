@@ -27,5 +27,6 @@
   X(SOCKET_NTHREADS, "0", "helper threads per socket connection (0: the caller's thread moves the bytes)") \
   X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
+  X(STAGING_BYTES, "4194304", "device buffers not reachable by P2P are staged through pinned host memory in pieces of this many bytes") \
   X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")
 

@@ -278,8 +278,7 @@ Result ncclCommUserRank(const ncclComm* comm, int* rank) {
 
 Result ncclCommCuDevice(const ncclComm* comm, int* device) {
   if (!comm || !device) return refuse(kInvalidArgument, "ncclCommCuDevice", "comm or device is NULL");
-  return refuse(kInvalidUsage, "ncclCommCuDevice",
-                "this tutti communicator serves host memory and has no CUDA device");
+  return forward(tuttiCommCuDevice(comm->tutti, device));
 }
 
 // ----------------------------------------------------- memory and registration

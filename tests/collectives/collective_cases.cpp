@@ -1,5 +1,6 @@
 #include "tests/collectives/collective_cases.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tests/harness/reference.h"
@@ -37,7 +38,7 @@ std::string describe(const Case& c, int rank) {
 
 }  // namespace
 
-std::string runCase(tuttiComm_t comm, int rank, int n, const Case& c) {
+std::string runCase(tuttiComm_t comm, int rank, int n, const Case& c, CaseDevice* device) {
   const size_t es = elemSize(c.type);
   const size_t count = c.count;
   size_t inElems = count, outElems = count;
@@ -65,41 +66,68 @@ std::string runCase(tuttiComm_t comm, int rank, int n, const Case& c) {
   fillInput(send, inElems, c.type, c.op, rank, 0, c.seed);
   unsigned char* recv = out;
   if (c.inPlace && c.coll == Coll::kReduceScatter) recv = out + rank * count * es;
+  // The output's canary, and an in-place reduce-scatter's input (it holds recv).
+  const size_t outBytes = std::max(outElems * es + canary, inElems * es);
+  // On a device the call gets device images of in and out, and out comes back after.
+  void* stream = nullptr;
+  unsigned char* hostOut = out;
+  if (device) {
+    auto* din = static_cast<unsigned char*>(device->buffer(0, inElems * es + canary));
+    auto* dout = static_cast<unsigned char*>(device->buffer(1, (outElems + inElems) * es + canary));
+    device->upload(din, in, inElems * es);
+    device->upload(dout, out, outBytes);
+    send = send == in ? din : dout + (send - out);
+    recv = dout + (recv - out);
+    out = dout;
+    stream = device->stream();
+  }
 
   tuttiResult_t r = tuttiSuccess;
   switch (c.coll) {
     case Coll::kAllReduce:
-      r = tuttiAllReduce(send, recv, count, c.type, c.op, comm, nullptr);
+      r = tuttiAllReduce(send, recv, count, c.type, c.op, comm, stream);
       break;
     case Coll::kReduce:
-      r = tuttiReduce(send, recv, count, c.type, c.op, c.root, comm, nullptr);
+      r = tuttiReduce(send, recv, count, c.type, c.op, c.root, comm, stream);
       break;
     case Coll::kReduceScatter:
-      r = tuttiReduceScatter(send, recv, count, c.type, c.op, comm, nullptr);
+      r = tuttiReduceScatter(send, recv, count, c.type, c.op, comm, stream);
       break;
     case Coll::kAllGather:
-      r = tuttiAllGather(send, recv, count, c.type, comm, nullptr);
+      r = tuttiAllGather(send, recv, count, c.type, comm, stream);
       break;
     case Coll::kBroadcast:
-      r = tuttiBroadcast(send, recv, count, c.type, c.root, comm, nullptr);
+      r = tuttiBroadcast(send, recv, count, c.type, c.root, comm, stream);
       break;
     case Coll::kSendRecv:
       tuttiGroupStart();
-      tuttiSend(send, count, c.type, (rank + 1) % n, comm, nullptr);
-      tuttiRecv(recv, count, c.type, (rank + n - 1) % n, comm, nullptr);
+      tuttiSend(send, count, c.type, (rank + 1) % n, comm, stream);
+      tuttiRecv(recv, count, c.type, (rank + n - 1) % n, comm, stream);
       r = tuttiGroupEnd();
       break;
     case Coll::kAllToAll:
       tuttiGroupStart();
       for (int p = 0; p < n; ++p) {
-        tuttiSend(send + p * count * es, count, c.type, p, comm, nullptr);
-        tuttiRecv(recv + p * count * es, count, c.type, p, comm, nullptr);
+        tuttiSend(send + p * count * es, count, c.type, p, comm, stream);
+        tuttiRecv(recv + p * count * es, count, c.type, p, comm, stream);
       }
       r = tuttiGroupEnd();
       break;
   }
   if (r != tuttiSuccess)
     return describe(c, rank) + ": returned " + tuttiGetErrorString(r) + ": " + tuttiGetLastError(comm);
+  if (device) {
+    std::string failed = device->synchronize();
+    if (!failed.empty()) return describe(c, rank) + ": " + failed;
+    tuttiResult_t async = tuttiSuccess;
+    tuttiCommGetAsyncError(comm, &async);
+    if (async != tuttiSuccess)
+      return describe(c, rank) + ": async error " + tuttiGetErrorString(async) + ": " +
+             tuttiGetLastError(comm);
+    device->download(hostOut, out, outBytes);
+    recv = hostOut + (recv - out);
+    out = hostOut;
+  }
 
   // What this rank's output must hold.
   switch (c.coll) {

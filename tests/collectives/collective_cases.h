@@ -22,7 +22,23 @@ struct Case {
   uint64_t seed;
 };
 
-// Runs the case on comm; returns "" or a description of what was wrong.
-std::string runCase(tuttiComm_t comm, int rank, int nranks, const Case& c);
+// Device memory for runCase: buffers the test reaches only by copies, and
+// the stream the calls are queued on.
+class CaseDevice {
+ public:
+  virtual ~CaseDevice() = default;
+  // Buffer `which` (0: input, 1: output) of at least `bytes`, reused.
+  virtual void* buffer(int which, size_t bytes) = 0;
+  virtual void upload(void* device, const void* host, size_t bytes) = 0;
+  virtual void download(void* host, const void* device, size_t bytes) = 0;
+  virtual void* stream() = 0;
+  // Waits for the stream; "" or what failed.
+  virtual std::string synchronize() = 0;
+};
+
+// Runs the case on comm, with host buffers or (device given) device buffers
+// on its stream; returns "" or a description of what was wrong.
+std::string runCase(tuttiComm_t comm, int rank, int nranks, const Case& c,
+                    CaseDevice* device = nullptr);
 
 }  // namespace tutti_test

@@ -1,0 +1,23 @@
+// The CUDA reduce, divide and copy kernels, callable from plain C++: no CUDA
+// header is needed to use them. Each launches on `stream` (a cudaStream_t)
+// and returns the launch's cudaError_t as an int (0: launched).
+// Same contract as Reducer (kernels/reducer.h): dst may alias a or b; avg
+// divides by `divisor` at the step that produces the final value.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/dtype.h"
+
+namespace tutti {
+namespace cuda {
+
+int launchReduce(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
+                 int divisor, void* stream);
+int launchDivide(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                 void* stream);
+// A vectorised copy kernel (16-byte loads when the pointers allow).
+int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
+
+}  // namespace cuda
+}  // namespace tutti

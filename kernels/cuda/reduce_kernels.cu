@@ -1,0 +1,200 @@
+// Element-wise reduction kernels for every dtype x op of TUTTI_DTYPE_LIST and
+// TUTTI_REDOP_LIST (kernels/dtype.h): adding a type there adds its kernels
+// here. Each thread moves 16 bytes per load when the three pointers share
+// their alignment (a scalar head and tail cover the rest); float16 and
+// bfloat16 are combined in float32 and rounded to nearest even once, as the
+// host kernels do, so both give the same bits.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/cuda_reduce.h"
+
+namespace tutti {
+namespace cuda {
+
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kMaxBlocks = 4096;
+constexpr size_t kVecBytes = 16;
+
+// How a storage type is computed (integers wrap in their unsigned twin).
+template <typename T, typename Enable = void>
+struct Arith {
+  using Acc = T;
+  __device__ static Acc load(T v) { return v; }
+  __device__ static T store(Acc v) { return v; }
+};
+template <typename T>
+struct Arith<T, std::enable_if_t<std::is_integral<T>::value>> {
+  using Acc = std::make_unsigned_t<T>;
+  __device__ static Acc load(T v) { return static_cast<Acc>(v); }
+  __device__ static T store(Acc v) { return static_cast<T>(v); }
+};
+template <>
+struct Arith<Half> {
+  using Acc = float;
+  __device__ static float load(Half v) { return __half2float(__ushort_as_half(v.bits)); }
+  __device__ static Half store(float v) { return Half{__half_as_ushort(__float2half_rn(v))}; }
+};
+template <>
+struct Arith<Bfloat16> {
+  using Acc = float;
+  __device__ static float load(Bfloat16 v) { return __bfloat162float(__ushort_as_bfloat16(v.bits)); }
+  __device__ static Bfloat16 store(float v) {
+    return Bfloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+  }
+};
+
+template <typename T, typename A>
+__device__ A divideAcc(A sum, int divisor) {
+  if constexpr (std::is_integral<T>::value) return static_cast<A>(static_cast<T>(static_cast<T>(sum) / static_cast<T>(divisor)));
+  else return sum / static_cast<A>(divisor);
+}
+
+// One functor per RedOp; max and min compare signed integers as signed.
+template <typename T, RedOp op>
+struct Combine {
+  using A = typename Arith<T>::Acc;
+  int divisor;
+  __device__ A operator()(A x, A y) const {
+    if constexpr (op == RedOp::kSum) return x + y;
+    else if constexpr (op == RedOp::kProd) return x * y;
+    else if constexpr (op == RedOp::kMax) {
+      if constexpr (std::is_integral<T>::value) return static_cast<T>(x) > static_cast<T>(y) ? x : y;
+      else return x > y ? x : y;
+    } else if constexpr (op == RedOp::kMin) {
+      if constexpr (std::is_integral<T>::value) return static_cast<T>(x) < static_cast<T>(y) ? x : y;
+      else return x < y ? x : y;
+    } else {
+      return divideAcc<T>(static_cast<A>(x + y), divisor);
+    }
+  }
+};
+
+// Divide ignores its second operand.
+template <typename T>
+struct DivideBy {
+  using A = typename Arith<T>::Acc;
+  int divisor;
+  __device__ A operator()(A x, A) const { return divideAcc<T>(x, divisor); }
+};
+
+template <typename T>
+struct alignas(kVecBytes) Vec {
+  static constexpr int kN = kVecBytes / sizeof(T);
+  T v[kN];
+};
+
+// dst[i] = f(a[i], b[i]) for i < n. Elements [head, head + nvec * kN) go
+// 16 bytes at a time; the rest one by one.
+template <typename T, typename F>
+__global__ void elementwiseKernel(T* dst, const T* a, const T* b, size_t n, size_t head,
+                                  size_t nvec, F f) {
+  using Ar = Arith<T>;
+  constexpr int kN = Vec<T>::kN;
+  const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
+  const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  auto* vd = reinterpret_cast<Vec<T>*>(dst + head);
+  const auto* va = reinterpret_cast<const Vec<T>*>(a + head);
+  const auto* vb = reinterpret_cast<const Vec<T>*>(b + head);
+  for (size_t i = tid; i < nvec; i += stride) {
+    Vec<T> x = va[i];
+    Vec<T> y = vb[i];
+    Vec<T> r;
+#pragma unroll
+    for (int k = 0; k < kN; ++k) r.v[k] = Ar::store(f(Ar::load(x.v[k]), Ar::load(y.v[k])));
+    vd[i] = r;
+  }
+  const size_t tailStart = head + nvec * kN;
+  const size_t scalar = head + (n - tailStart);
+  for (size_t j = tid; j < scalar; j += stride) {
+    size_t i = j < head ? j : tailStart + (j - head);
+    dst[i] = Ar::store(f(Ar::load(a[i]), Ar::load(b[i])));
+  }
+}
+
+unsigned blocksFor(size_t work) {
+  size_t blocks = (work + kThreads - 1) / kThreads;
+  if (blocks < 1) blocks = 1;
+  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+template <typename T, typename F>
+int launchElementwise(void* dst, const void* a, const void* b, size_t n, F f, void* stream) {
+  if (n == 0) return cudaSuccess;
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
+  const uintptr_t pa = reinterpret_cast<uintptr_t>(a);
+  const uintptr_t pb = reinterpret_cast<uintptr_t>(b);
+  size_t head = n, nvec = 0;
+  const size_t misalign = d % kVecBytes;
+  if (pa % kVecBytes == misalign && pb % kVecBytes == misalign && misalign % sizeof(T) == 0) {
+    head = ((kVecBytes - misalign) % kVecBytes) / sizeof(T);
+    if (head > n) head = n;
+    nvec = (n - head) / Vec<T>::kN;
+  }
+  const size_t work = nvec + head + (n - head - nvec * Vec<T>::kN);
+  elementwiseKernel<T><<<blocksFor(work), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, head, nvec, f);
+  return cudaGetLastError();
+}
+
+template <typename T>
+int reduceAs(void* dst, const void* a, const void* b, size_t n, RedOp op, int divisor, void* s) {
+  switch (op) {
+#define TUTTI_CUDA_OP_CASE(name, value, text) \
+  case RedOp::k##name: return launchElementwise<T>(dst, a, b, n, Combine<T, RedOp::k##name>{divisor}, s);
+    TUTTI_REDOP_LIST(TUTTI_CUDA_OP_CASE)
+#undef TUTTI_CUDA_OP_CASE
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+int launchReduce(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
+                 int divisor, void* stream) {
+  switch (dtype) {
+#define TUTTI_CUDA_TYPE_CASE(name, value, type, bytes, text) \
+  case DataType::k##name: return reduceAs<type>(dst, a, b, count, op, divisor, stream);
+    TUTTI_DTYPE_LIST(TUTTI_CUDA_TYPE_CASE)
+#undef TUTTI_CUDA_TYPE_CASE
+  }
+  return cudaErrorInvalidValue;
+}
+
+int launchDivide(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                 void* stream) {
+  switch (dtype) {
+#define TUTTI_CUDA_DIVIDE_CASE(name, value, type, bytes, text) \
+  case DataType::k##name:                                      \
+    return launchElementwise<type>(dst, src, src, count, DivideBy<type>{divisor}, stream);
+    TUTTI_DTYPE_LIST(TUTTI_CUDA_DIVIDE_CASE)
+#undef TUTTI_CUDA_DIVIDE_CASE
+  }
+  return cudaErrorInvalidValue;
+}
+
+namespace {
+struct Take {
+  __device__ uint8_t operator()(uint8_t x, uint8_t) const { return x; }
+};
+struct TakeWord {
+  __device__ uint32_t operator()(uint32_t x, uint32_t) const { return x; }
+};
+}  // namespace
+
+int launchCopy(void* dst, const void* src, size_t bytes, void* stream) {
+  // Word-sized elements when the sizes allow, so the scalar parts stay short.
+  if (bytes % 4 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0 &&
+      reinterpret_cast<uintptr_t>(src) % 4 == 0)
+    return launchElementwise<uint32_t>(dst, src, src, bytes / 4, TakeWord{}, stream);
+  return launchElementwise<uint8_t>(dst, src, src, bytes, Take{}, stream);
+}
+
+}  // namespace cuda
+}  // namespace tutti

@@ -1,0 +1,194 @@
+#include "src/comm/device_staging.h"
+
+#include <algorithm>
+
+#include "src/comm/group.h"
+
+namespace tutti {
+
+BufferRows inputRows(Collective c, int nranks, size_t count) {
+  if (c == Collective::kReduceScatter) return {static_cast<size_t>(nranks), count};
+  return {1, count};
+}
+
+BufferRows outputRows(Collective c, int nranks, size_t count) {
+  if (c == Collective::kAllGather) return {static_cast<size_t>(nranks), count};
+  return {1, count};
+}
+
+namespace {
+
+// Which buffers this rank's part of the call reads and writes.
+bool readsInput(const CollectiveArgs& a, int rank) {
+  if (a.collective == Collective::kRecv) return false;
+  if (a.collective == Collective::kBroadcast && rank != a.root) return false;
+  return a.input != nullptr;
+}
+bool writesOutput(const CollectiveArgs& a, int rank) {
+  if (a.collective == Collective::kSend) return false;
+  if (a.collective == Collective::kReduce && rank != a.root) return false;
+  return a.output != nullptr;
+}
+
+size_t maxRows(const CollectiveArgs& a, int nranks) {
+  return std::max(inputRows(a.collective, nranks, a.count).rows,
+                  outputRows(a.collective, nranks, a.count).rows);
+}
+
+// Events recorded on tutti's stream, destroyed however the run ends.
+class EventList {
+ public:
+  explicit EventList(DeviceRuntime& rt) : rt_(rt) {}
+  ~EventList() {
+    for (DeviceEvent e : events_)
+      if (e) rt_.destroyEvent(e);
+  }
+  Result<size_t> record(DeviceStream s) {
+    TUTTI_ASSIGN_OR_RETURN(DeviceEvent e, rt_.recordEvent(s));
+    events_.push_back(e);
+    return events_.size() - 1;
+  }
+  Status wait(size_t index) { return rt_.waitEvent(events_[index]); }
+
+ private:
+  DeviceRuntime& rt_;
+  std::vector<DeviceEvent> events_;
+};
+
+}  // namespace
+
+DeviceStaging::DeviceStaging(DeviceRuntime& runtime, size_t pieceBytes)
+    : runtime_(runtime), pieceBytes_(pieceBytes) {}
+
+DeviceStaging::~DeviceStaging() {
+  if (haveStream_) {
+    (void)runtime_.synchronize(stream_);
+    runtime_.destroyStream(stream_);
+  }
+  for (Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1], &arena_})
+    if (p->data) runtime_.freePinned(p->data);
+}
+
+Status DeviceStaging::ensureStream() {
+  if (haveStream_) return Status::Ok();
+  TUTTI_ASSIGN_OR_RETURN(stream_, runtime_.createStream());
+  haveStream_ = true;
+  return Status::Ok();
+}
+
+Status DeviceStaging::ensure(Pinned& buffer, size_t bytes) {
+  if (buffer.bytes >= bytes) return Status::Ok();
+  if (buffer.data) {
+    TUTTI_RETURN_IF_ERROR(runtime_.synchronize(stream_));  // no copy may still use it
+    runtime_.freePinned(buffer.data);
+    buffer = {};
+  }
+  TUTTI_ASSIGN_OR_RETURN(buffer.data, runtime_.allocPinned(bytes));
+  buffer.bytes = bytes;
+  return Status::Ok();
+}
+
+Status DeviceStaging::copyIn(const CollectiveArgs& call, int nranks, size_t offset, size_t n,
+                             void* stage) {
+  const size_t es = dtypeSize(call.dtype);
+  BufferRows r = inputRows(call.collective, nranks, call.count);
+  return runtime_.copy2DAsync(stage, n * es, static_cast<const char*>(call.input) + offset * es,
+                              r.pitch * es, n * es, r.rows, stream_);
+}
+
+Status DeviceStaging::copyOut(const CollectiveArgs& call, int nranks, size_t offset, size_t n,
+                              const void* stage) {
+  const size_t es = dtypeSize(call.dtype);
+  BufferRows r = outputRows(call.collective, nranks, call.count);
+  return runtime_.copy2DAsync(static_cast<char*>(call.output) + offset * es, r.pitch * es, stage,
+                              n * es, n * es, r.rows, stream_);
+}
+
+Status DeviceStaging::run(Communicator& comm, std::vector<CollectiveArgs>& calls) {
+  TUTTI_RETURN_IF_ERROR(ensureStream());
+  if (calls.size() == 1) return runPipelined(comm, calls.front());
+  return runWhole(comm, calls);
+}
+
+// Piece k's copy in overlaps piece k-1's collective, and its copy out the
+// collective of piece k+1. One in-order stream keeps the two stages safe:
+// piece k+2's copy in is queued behind piece k's copy out, so once it is
+// done, so is the copy that last read that stage's output.
+Status DeviceStaging::runPipelined(Communicator& comm, const CollectiveArgs& call) {
+  const int nranks = comm.size();
+  const int rank = comm.rank();
+  const size_t es = dtypeSize(call.dtype);
+  const size_t rows = maxRows(call, nranks);
+  const size_t pieceElems = std::max<size_t>(1, pieceBytes_ / (es * rows));
+  const size_t pieces = call.count == 0 ? 1 : (call.count + pieceElems - 1) / pieceElems;
+  const size_t stageBytes = std::min(pieceElems, std::max<size_t>(call.count, 1)) * es * rows;
+  const bool in = readsInput(call, rank), out = writesOutput(call, rank);
+  for (int s = 0; s < 2 && s < static_cast<int>(pieces); ++s) {
+    if (in) TUTTI_RETURN_IF_ERROR(ensure(in_[s], stageBytes));
+    if (out) TUTTI_RETURN_IF_ERROR(ensure(out_[s], stageBytes));
+  }
+  EventList events(runtime_);
+  size_t inReady[2] = {0, 0};
+  auto stageIn = [&](size_t k) -> Status {
+    const size_t off = k * pieceElems, n = std::min(pieceElems, call.count - off);
+    if (in && n > 0) TUTTI_RETURN_IF_ERROR(copyIn(call, nranks, off, n, in_[k % 2].data));
+    TUTTI_ASSIGN_OR_RETURN(inReady[k % 2], events.record(stream_));
+    return Status::Ok();
+  };
+  Status st = stageIn(0);
+  for (size_t k = 0; k < pieces && st.ok(); ++k) {
+    const size_t off = k * pieceElems, n = std::min(pieceElems, call.count - off);
+    st = events.wait(inReady[k % 2]);
+    if (st.ok() && k + 1 < pieces) st = stageIn(k + 1);
+    if (!st.ok()) break;
+    CollectiveArgs piece = call;
+    piece.onDevice = false;
+    piece.count = n;
+    piece.input = in ? in_[k % 2].data : nullptr;
+    piece.output = out ? out_[k % 2].data : nullptr;
+    st = submit(&comm, piece);
+    if (st.ok() && out && n > 0) st = copyOut(call, nranks, off, n, out_[k % 2].data);
+  }
+  // Nothing may still be copying from or into the stages when this returns.
+  Status done = runtime_.synchronize(stream_);
+  return st.ok() ? done : st;
+}
+
+// A group's calls run together (grouped sends and receives must), so each
+// gets its own input and output region of one arena.
+Status DeviceStaging::runWhole(Communicator& comm, std::vector<CollectiveArgs>& calls) {
+  const int nranks = comm.size();
+  const int rank = comm.rank();
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  std::vector<size_t> inAt(calls.size()), outAt(calls.size());
+  size_t total = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CollectiveArgs& c = calls[i];
+    const size_t es = dtypeSize(c.dtype);
+    inAt[i] = total;
+    total += align(inputRows(c.collective, nranks, c.count).rows * c.count * es);
+    outAt[i] = total;
+    total += align(outputRows(c.collective, nranks, c.count).rows * c.count * es);
+  }
+  TUTTI_RETURN_IF_ERROR(ensure(arena_, std::max<size_t>(total, 256)));
+  char* arena = static_cast<char*>(arena_.data);
+  GroupCalls staged;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const CollectiveArgs& c = calls[i];
+    CollectiveArgs s = c;
+    s.onDevice = false;
+    s.input = readsInput(c, rank) ? arena + inAt[i] : nullptr;
+    s.output = writesOutput(c, rank) ? arena + outAt[i] : nullptr;
+    if (s.input && c.count > 0) TUTTI_RETURN_IF_ERROR(copyIn(c, nranks, 0, c.count, arena + inAt[i]));
+    staged.push_back({&comm, s, {}});
+  }
+  TUTTI_RETURN_IF_ERROR(runtime_.synchronize(stream_));
+  std::vector<Communicator*> failed;
+  TUTTI_RETURN_IF_ERROR(runGroup(staged, &failed));
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (staged[i].args.output && calls[i].count > 0)
+      TUTTI_RETURN_IF_ERROR(copyOut(calls[i], nranks, 0, calls[i].count, staged[i].args.output));
+  return runtime_.synchronize(stream_);
+}
+
+}  // namespace tutti

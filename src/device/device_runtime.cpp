@@ -1,0 +1,69 @@
+#include "src/device/device_runtime.h"
+
+#include <atomic>
+#include <cstdlib>
+
+namespace tutti {
+
+namespace {
+
+// What a process without a usable GPU has: host memory only.
+class NoDeviceRuntime final : public DeviceRuntime {
+ public:
+  explicit NoDeviceRuntime(std::string reason) : reason_(std::move(reason)) {}
+  const char* name() const override { return "none"; }
+  int deviceCount() override { return 0; }
+  std::string unavailableReason() override { return reason_; }
+  Result<int> currentDevice() override { return refuse(); }
+  Status setDevice(int) override { return refuse(); }
+  Result<std::string> pciBusId(int) override { return refuse(); }
+  PointerInfo pointerInfo(const void*) override { return {}; }
+  Result<DeviceStream> createStream() override { return refuse(); }
+  void destroyStream(DeviceStream) override {}
+  Result<DeviceEvent> recordEvent(DeviceStream) override { return refuse(); }
+  Status waitEvent(DeviceEvent) override { return refuse(); }
+  void destroyEvent(DeviceEvent) override {}
+  Status synchronize(DeviceStream) override { return refuse(); }
+  Status launchHostFunc(DeviceStream, void (*)(void*), void*) override { return refuse(); }
+  Result<void*> allocPinned(size_t) override { return refuse(); }
+  void freePinned(void*) override {}
+  Status copy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, DeviceStream) override {
+    return refuse();
+  }
+
+ private:
+  Status refuse() const { return InvalidUsage("no CUDA device: " + reason_); }
+  std::string reason_;
+};
+
+std::atomic<DeviceRuntime*> gOverride{nullptr};
+
+DeviceRuntime& defaultRuntime() {
+  static DeviceRuntime* chosen = [] () -> DeviceRuntime* {
+    DeviceRuntime* cuda = cudaDeviceRuntime();
+    if (cuda && cuda->deviceCount() > 0) return cuda;
+    return new NoDeviceRuntime(cuda ? cuda->unavailableReason()
+                                    : "tutti was built without CUDA");
+  }();
+  return *chosen;
+}
+
+}  // namespace
+
+DeviceRuntime& deviceRuntime() {
+  DeviceRuntime* r = gOverride.load(std::memory_order_acquire);
+  return r ? *r : defaultRuntime();
+}
+
+void setDeviceRuntime(DeviceRuntime* runtime) { gOverride.store(runtime, std::memory_order_release); }
+
+std::string describeDevice(int device) {
+  if (device < 0) return "host-only";
+  return "device " + std::to_string(device) + " (" + deviceRuntime().name() + ")";
+}
+
+#ifndef TUTTI_HAVE_CUDA
+DeviceRuntime* cudaDeviceRuntime() { return nullptr; }
+#endif
+
+}  // namespace tutti

@@ -1,0 +1,71 @@
+// The device runtime: the few things tutti asks of CUDA, behind one small
+// interface. libtutti uses the CUDA runtime when it was built with CUDA and a
+// driver with a device is present, and a runtime with no devices otherwise;
+// tests install an emulated device (tests/harness/fake_device.h) so the
+// stream-ordered paths run on machines without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "kernels/dtype.h"
+#include "src/common/status.h"
+
+namespace tutti {
+
+using DeviceStream = void*;  // a cudaStream_t; nullptr is the legacy default stream
+using DeviceEvent = void*;   // a cudaEvent_t
+
+// Where a buffer lives, as the runtime sees it.
+struct PointerInfo {
+  bool onDevice = false;  // device or managed memory: only stream-ordered access
+  int device = -1;
+};
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  virtual const char* name() const = 0;
+  // Devices this process may use (CUDA_VISIBLE_DEVICES applies); 0 with a
+  // reason when there is none.
+  virtual int deviceCount() = 0;
+  virtual std::string unavailableReason() = 0;
+  // The calling thread's current device, and switching it.
+  virtual Result<int> currentDevice() = 0;
+  virtual Status setDevice(int device) = 0;
+  // The device's PCI bus id ("0000:17:00.0"), to place it in the topology.
+  virtual Result<std::string> pciBusId(int device) = 0;
+  virtual PointerInfo pointerInfo(const void* p) = 0;
+
+  // Streams and events of tutti's own (the user's streams are only used).
+  virtual Result<DeviceStream> createStream() = 0;
+  virtual void destroyStream(DeviceStream s) = 0;
+  // A new event, recorded at this point of the stream; destroy after use.
+  virtual Result<DeviceEvent> recordEvent(DeviceStream s) = 0;
+  virtual Status waitEvent(DeviceEvent e) = 0;  // blocks the calling thread
+  virtual void destroyEvent(DeviceEvent e) = 0;
+  virtual Status synchronize(DeviceStream s) = 0;
+  // Runs fn(arg) on a runtime thread once the stream reaches this point;
+  // the stream goes on when fn returns. fn must make no runtime calls.
+  virtual Status launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) = 0;
+
+  // Page-locked host memory, which copies can reach without a bounce.
+  virtual Result<void*> allocPinned(size_t bytes) = 0;
+  virtual void freePinned(void* p) = 0;
+  // A strided copy of `rows` rows of `width` bytes between any two memories.
+  virtual Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
+                             size_t width, size_t rows, DeviceStream s) = 0;
+};
+
+// The runtime of this process (see above). Tests may replace it before any
+// communicator is made; nullptr restores the default.
+DeviceRuntime& deviceRuntime();
+void setDeviceRuntime(DeviceRuntime* runtime);
+
+// The CUDA runtime, or nullptr when tutti was built without CUDA.
+DeviceRuntime* cudaDeviceRuntime();
+
+// "device 1 (CUDA)", "host-only" and the like for messages.
+std::string describeDevice(int device);
+
+}  // namespace tutti

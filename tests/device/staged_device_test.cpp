@@ -1,0 +1,281 @@
+// Device buffers on an emulated device (tests/harness/fake_device.h), so the
+// stream-ordered staging path runs here without a GPU: every collective,
+// dtype and op in place and out of place, cut into many pipeline pieces, over
+// shared memory and over sockets; the call returning before its stream gets
+// there and later stream work seeing the result; groups of communicators
+// sharing one stream and one device; and the refusals.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "src/device/device_runtime.h"
+#include "tests/collectives/collective_cases.h"
+#include "tests/harness/fake_device.h"
+#include "tests/harness/ranks.h"
+#include "tests/harness/reference.h"
+
+namespace tutti_test {
+namespace {
+
+// One emulated device per rank process, installed before tutti looks.
+FakeDevice& processDevice() {
+  static FakeDevice* device = [] {
+    auto* d = new FakeDevice(2);
+    tutti::setDeviceRuntime(d);
+    return d;
+  }();
+  return *device;
+}
+
+class FakeCaseDevice final : public CaseDevice {
+ public:
+  explicit FakeCaseDevice(FakeDevice& d) : d_(d) { stream_ = *d_.createStream(); }
+  ~FakeCaseDevice() override {
+    for (auto& b : buffers_)
+      if (b.p) d_.free(b.p);
+    d_.destroyStream(stream_);
+  }
+  void* buffer(int which, size_t bytes) override {
+    Buffer& b = buffers_[which];
+    if (b.bytes < bytes) {
+      if (b.p) d_.free(b.p);
+      b = {d_.alloc(bytes), bytes};
+    }
+    return b.p;
+  }
+  void upload(void* dev, const void* host, size_t bytes) override { d_.upload(dev, host, bytes); }
+  void download(void* host, const void* dev, size_t bytes) override { d_.download(host, dev, bytes); }
+  void* stream() override { return stream_; }
+  std::string synchronize() override {
+    tutti::Status st = d_.synchronize(stream_);
+    return st.ok() ? "" : st.message();
+  }
+
+ private:
+  struct Buffer {
+    void* p = nullptr;
+    size_t bytes = 0;
+  };
+  FakeDevice& d_;
+  tutti::DeviceStream stream_;
+  Buffer buffers_[2];
+};
+
+const tuttiDataType_t kTypes[] = {tuttiInt8,   tuttiUint8,   tuttiInt32,   tuttiUint32,
+                                  tuttiInt64,  tuttiUint64,  tuttiFloat16, tuttiFloat32,
+                                  tuttiFloat64, tuttiBfloat16};
+const tuttiRedOp_t kOps[] = {tuttiSum, tuttiProd, tuttiMax, tuttiMin, tuttiAvg};
+
+RankEnv stagingEnv(bool sockets) {
+  return [sockets](int) {
+    // 4 KiB pieces: a 1031-element int64 buffer is three of them.
+    std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "60"},
+                                           {"TUTTI_STAGING_BYTES", "4096"}};
+    if (sockets) env["TUTTI_SHM_DISABLE"] = "1";
+    return env;
+  };
+}
+
+std::string runMatrix(const RankContext& ctx, const std::vector<size_t>& counts) {
+  processDevice();
+  tuttiComm_t comm = nullptr;
+  std::string err = initComm(ctx, &comm);
+  if (!err.empty()) return err;
+  FakeCaseDevice dev(processDevice());
+  uint64_t seed = 1;
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduce, Coll::kReduceScatter, Coll::kAllGather,
+                    Coll::kBroadcast, Coll::kSendRecv, Coll::kAllToAll})
+    for (tuttiDataType_t t : kTypes)
+      for (tuttiRedOp_t op : kOps) {
+        bool reduces = coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+        if (!reduces && op != tuttiSum) continue;
+        for (size_t count : counts)
+          for (bool inPlace : {false, true}) {
+            Case c{coll, t, op, count, inPlace, ctx.nranks - 1, seed++};
+            err = runCase(comm, ctx.rank, ctx.nranks, c, &dev);
+            if (!err.empty()) return err;
+          }
+      }
+  tuttiCommDestroy(comm);
+  return "";
+}
+
+class StagedMatrix : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(StagedMatrix, EveryCollectiveDtypeOpInAndOutOfPlace) {
+  const int n = std::get<0>(GetParam());
+  const bool sockets = std::get<1>(GetParam());
+  auto body = [](const RankContext& ctx) { return runMatrix(ctx, {0, 1, 7, 1031}); };
+  EXPECT_EQ(summarize(runRanks(n, body, stagingEnv(sockets))), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, StagedMatrix,
+                         ::testing::Values(std::make_tuple(1, false), std::make_tuple(2, false),
+                                           std::make_tuple(3, false), std::make_tuple(4, true)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" +
+                                  (std::get<1>(info.param) ? "socket" : "shm");
+                         });
+
+// A large call: many pieces in flight through both stages.
+TEST(StagedDevice, LargeAllReduceAndAllGatherPipelined) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    processDevice();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    FakeCaseDevice dev(processDevice());
+    for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter}) {
+      err = runCase(comm, ctx.rank, ctx.nranks, {coll, tuttiFloat32, tuttiSum, 1000003, false, 0, 7}, &dev);
+      if (!err.empty()) return err;
+    }
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(3, body, [](int) {
+              return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"},
+                                                        {"TUTTI_STAGING_BYTES", "65536"}};
+            })),
+            "");
+}
+
+// The call returns while its stream is still held; work queued after it on
+// the stream sees the result.
+TEST(StagedDevice, StreamOrdered) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    const size_t count = 5000;
+    std::vector<int32_t> host(count, ctx.rank + 1), back(count, -1);
+    void* buf = d.alloc(count * 4);
+    void* copy = d.alloc(count * 4);
+    d.upload(buf, host.data(), count * 4);
+    d.upload(copy, back.data(), count * 4);
+    tutti::DeviceStream s = *d.createStream();
+    d.hold(s);
+    auto start = std::chrono::steady_clock::now();
+    if (tuttiAllReduce(buf, buf, count, tuttiInt32, tuttiSum, comm, s) != tuttiSuccess)
+      return std::string("allreduce: ") + tuttiGetLastError(comm);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > 1) return "the call blocked for " + std::to_string(seconds) + " s";
+    d.download(back.data(), buf, count * 4);
+    if (back[0] != ctx.rank + 1) return "the result arrived before the stream got to the call";
+    // Queued after the call: must copy the reduced values.
+    if (!d.copy2DAsync(copy, count * 4, buf, count * 4, count * 4, 1, s).ok()) return "copy";
+    d.release();
+    if (!d.synchronize(s).ok()) return "synchronize";
+    d.download(back.data(), copy, count * 4);
+    const int32_t want = ctx.nranks * (ctx.nranks + 1) / 2;
+    for (size_t i = 0; i < count; ++i)
+      if (back[i] != want)
+        return "element " + std::to_string(i) + " of the later copy is " + std::to_string(back[i]) +
+               ", want " + std::to_string(want);
+    if (d.hostFunctionsRun() < 1) return "no gate ran on the stream";
+    int dev = -2;
+    if (tuttiCommCuDevice(comm, &dev) != tuttiSuccess || dev != 0)
+      return "tuttiCommCuDevice gave " + std::to_string(dev);
+    tuttiCommDestroy(comm);
+    d.destroyStream(s);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(false))), "");
+}
+
+// Four ranks in one process sharing device 0 and one stream, in a group.
+TEST(StagedDevice, InitAllRanksShareOneDeviceAndStream) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    if (ctx.rank != 0) return "";
+    FakeDevice& d = processDevice();
+    const int n = 4;
+    const int devlist[n] = {0, 0, 0, 0};
+    tuttiComm_t comms[n];
+    if (tuttiCommInitAll(comms, n, devlist) != tuttiSuccess)
+      return std::string("init all: ") + tuttiGetLastError(nullptr);
+    const size_t count = 3001;
+    tutti::DeviceStream s = *d.createStream();
+    std::vector<void*> bufs(n);
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> h(count, static_cast<float>(r));
+      bufs[r] = d.alloc(count * 4);
+      d.upload(bufs[r], h.data(), count * 4);
+    }
+    tuttiGroupStart();
+    for (int r = 0; r < n; ++r) tuttiAllReduce(bufs[r], bufs[r], count, tuttiFloat32, tuttiSum, comms[r], s);
+    if (tuttiGroupEnd() != tuttiSuccess) return std::string("group: ") + tuttiGetLastError(nullptr);
+    if (!d.synchronize(s).ok()) return "synchronize";
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> h(count);
+      d.download(h.data(), bufs[r], count * 4);
+      for (size_t i = 0; i < count; ++i)
+        if (h[i] != 6.0f) return "rank " + std::to_string(r) + " element " + std::to_string(i) + " is " + std::to_string(h[i]);
+      int dev = -1;
+      tuttiCommCuDevice(comms[r], &dev);
+      if (dev != 0) return "rank " + std::to_string(r) + " is on device " + std::to_string(dev);
+    }
+    for (int r = 0; r < n; ++r) tuttiCommDestroy(comms[r]);
+    int bad[1] = {5};
+    tuttiComm_t one;
+    if (tuttiCommInitAll(&one, 1, bad) != tuttiInvalidArgument) return "devlist {5} accepted";
+    if (std::string(tuttiGetLastError(nullptr)).find("devlist[0] is 5 but 2 CUDA devices") == std::string::npos)
+      return std::string("devlist message: ") + tuttiGetLastError(nullptr);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(1, body, stagingEnv(false))), "");
+}
+
+bool says(tuttiComm_t comm, const char* text) {
+  return std::string(tuttiGetLastError(comm)).find(text) != std::string::npos;
+}
+
+TEST(StagedDevice, Refusals) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    // A communicator made while the process had no device is host-only.
+    tuttiComm_t hostOnly = nullptr;
+    std::string err = initComm(ctx, &hostOnly);
+    if (!err.empty()) return err;
+    // Then a one-rank communicator on emulated device 0.
+    FakeDevice& d = processDevice();
+    tuttiComm_t comm = nullptr;
+    tuttiUniqueId own;
+    if (tuttiGetUniqueId(&own) != tuttiSuccess || tuttiCommInitRank(&comm, 1, own, 0) != tuttiSuccess)
+      return std::string("device communicator: ") + tuttiGetLastError(nullptr);
+    std::vector<float> host(64, 1.0f);
+    void* dev0 = d.alloc(256, 0);
+    void* dev1 = d.alloc(256, 1);
+    if (tuttiAllReduce(host.data(), dev0, 64, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiInvalidArgument ||
+        !says(comm, "sendbuff is host memory but recvbuff is device memory (device 0)"))
+      return std::string("mixed kinds: ") + tuttiGetLastError(comm);
+    if (tuttiAllReduce(dev1, dev1, 64, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiInvalidUsage ||
+        !says(comm, "sendbuff is device memory (device 1) but the communicator serves device 0"))
+      return std::string("other device: ") + tuttiGetLastError(comm);
+    if (tuttiAllReduce(dev0, dev0, 64, tuttiFloat32, tuttiSum, hostOnly, nullptr) != tuttiInvalidUsage ||
+        !says(hostOnly, "this communicator is host-only"))
+      return std::string("host-only: ") + tuttiGetLastError(hostOnly);
+    int device = 7;
+    if (tuttiCommCuDevice(hostOnly, &device) != tuttiInvalidUsage || device != -1)
+      return "tuttiCommCuDevice on a host-only communicator";
+    // One group may not mix kinds on one communicator.
+    tuttiGroupStart();
+    tuttiSend(dev0, 64, tuttiFloat32, 0, comm, nullptr);
+    tuttiRecv(host.data(), 64, tuttiFloat32, 0, comm, nullptr);
+    if (tuttiGroupEnd() != tuttiInvalidUsage ||
+        std::string(tuttiGetLastError(nullptr)).find("mixes host and device buffers") == std::string::npos)
+      return std::string("mixed group: ") + tuttiGetLastError(nullptr);
+    // Host buffers still work on a device communicator.
+    if (tuttiAllReduce(host.data(), host.data(), 64, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess ||
+        host[0] != 1.0f)
+      return std::string("host buffers: ") + tuttiGetLastError(comm);
+    tuttiCommDestroy(comm);
+    tuttiCommDestroy(hostOnly);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(false))), "");
+}
+
+}  // namespace
+}  // namespace tutti_test

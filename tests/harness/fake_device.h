@@ -1,0 +1,71 @@
+// An emulated CUDA device for machines without a GPU: it lets the
+// stream-ordered paths run for real. Device memory sits at addresses that are
+// not mapped in the process (its bytes live elsewhere), so any host access
+// to it by tutti crashes the test instead of passing; only the runtime's
+// copies reach it. Each stream is an in-order thread; events and host
+// functions run there, as on a GPU.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "src/device/device_runtime.h"
+
+namespace tutti_test {
+
+class FakeDevice final : public tutti::DeviceRuntime {
+ public:
+  explicit FakeDevice(int devices = 1, std::vector<std::string> busIds = {});
+  ~FakeDevice() override;
+
+  // Device memory on `device`, and copies to and from it for the test.
+  void* alloc(size_t bytes, int device = 0);
+  void free(void* p);
+  void upload(void* device, const void* host, size_t bytes);
+  void download(void* host, const void* device, size_t bytes);
+  // Holds the stream at this point until release(): the test sees what a
+  // call does before its stream gets there.
+  void hold(tutti::DeviceStream s);
+  void release();
+  // Host functions run so far on any stream (gates included).
+  int hostFunctionsRun() const;
+
+  const char* name() const override { return "emulated"; }
+  int deviceCount() override { return devices_; }
+  std::string unavailableReason() override { return ""; }
+  tutti::Result<int> currentDevice() override;
+  tutti::Status setDevice(int device) override;
+  tutti::Result<std::string> pciBusId(int device) override;
+  tutti::PointerInfo pointerInfo(const void* p) override;
+  tutti::Result<tutti::DeviceStream> createStream() override;
+  void destroyStream(tutti::DeviceStream s) override;
+  tutti::Result<tutti::DeviceEvent> recordEvent(tutti::DeviceStream s) override;
+  tutti::Status waitEvent(tutti::DeviceEvent e) override;
+  void destroyEvent(tutti::DeviceEvent e) override;
+  tutti::Status synchronize(tutti::DeviceStream s) override;
+  tutti::Status launchHostFunc(tutti::DeviceStream s, void (*fn)(void*), void* arg) override;
+  tutti::Result<void*> allocPinned(size_t bytes) override;
+  void freePinned(void* p) override;
+  tutti::Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
+                            size_t width, size_t rows, tutti::DeviceStream s) override;
+
+ private:
+  struct Allocation;
+  struct Stream;
+  struct Latch;
+  Stream& streamOf(tutti::DeviceStream s);
+  // Where a pointer's bytes really are (device addresses are translated).
+  void* backing(const void* p);
+
+  int devices_;
+  std::vector<std::string> busIds_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Allocation>> allocations_;
+  std::unique_ptr<Stream> defaultStream_;
+  std::shared_ptr<Latch> latch_;
+  int hostFunctions_ = 0;
+};
+
+}  // namespace tutti_test
