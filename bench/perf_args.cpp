@@ -50,6 +50,8 @@ void usage(const char* prog) {
           "  -d, --datatype T        int8 uint8 int32 uint32 int64 uint64 half float double\n"
           "                          bfloat16, or all (default float)\n"
           "  -r, --root R            root of broadcast and reduce (default 0)\n"
+          "  -G, --device 0|1        1: buffers in GPU memory (device rank %% GPUs), calls on a\n"
+          "                          stream, timed until the stream is done (default 0: host)\n"
           "  -z, --blocking 0|1      accepted for nccl-tests compatibility (host calls block)\n"
           "  -C, --collective NAME   allreduce allgather broadcast reduce reducescatter sendrecv\n"
           "                          alltoall (default allreduce)\n"
@@ -112,6 +114,8 @@ bool parsePerfArgs(int argc, char** argv, PerfArgs* a, int* exitCode) {
       if (ok) a->check = atoi(v);
     } else if (opt == "-r" || opt == "--root") {
       ok = need("-r") && (a->root = atoi(v)) >= 0;
+    } else if (opt == "-G" || opt == "--device") {
+      ok = need("-G") && ((a->device = atoi(v)) == 0 || a->device == 1);
     } else if (opt == "-z" || opt == "--blocking") {
       ok = need("-z");
       if (ok) a->blocking = atoi(v);

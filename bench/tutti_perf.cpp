@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/perf_args.h"
+#include "bench/perf_device.h"
 #include "bench/perf_report.h"
 #include "bench/perf_values.h"
 #include "tutti/tutti.h"
@@ -84,14 +85,40 @@ class RankRunner {
   void* recvPtr(size_t count, size_t es, bool inPlace) const;
   int measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace, PerfResult* out);
 
+  // With -G 1 the calls get the device twins of the host images below; the
+  // images are filled and checked on the host and copied across untimed.
+  const void* onDevice(const void* hostImage) const;
+  void upload();
+  void download();
+  std::string synchronize() { return a_.device ? dev_.synchronize() : ""; }
+
   const PerfArgs& a_;
   tuttiComm_t comm_;
   int rank_, n_;
   PerfReport* report_;
   Coll coll_;
+  size_t alloc_ = 0;
   char* send_ = nullptr;
   char* recv_ = nullptr;
+  PerfDevice dev_;
 };
+
+const void* RankRunner::onDevice(const void* hostImage) const {
+  const char* p = static_cast<const char*>(hostImage);
+  if (!a_.device) return p;
+  if (p >= send_ && p < send_ + alloc_) return dev_.send() + (p - send_);
+  return dev_.recv() + (p - recv_);
+}
+
+void RankRunner::upload() {
+  if (!a_.device) return;
+  dev_.upload(dev_.send(), send_, alloc_);
+  dev_.upload(dev_.recv(), recv_, alloc_);
+}
+
+void RankRunner::download() {
+  if (a_.device) dev_.download(recv_, dev_.recv(), alloc_);
+}
 
 const void* RankRunner::sendPtr(size_t count, size_t es, bool inPlace) const {
   if (!inPlace) return send_;
@@ -106,26 +133,27 @@ void* RankRunner::recvPtr(size_t count, size_t es, bool inPlace) const {
 
 tuttiResult_t RankRunner::issue(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) {
   size_t es = typeSize(t);
-  const void* s = sendPtr(count, es, inPlace);
-  void* r = recvPtr(count, es, inPlace);
+  const void* s = onDevice(sendPtr(count, es, inPlace));
+  void* r = const_cast<void*>(onDevice(recvPtr(count, es, inPlace)));
+  void* stream = a_.device ? dev_.stream() : nullptr;
   int root = a_.root % n_;
   switch (coll_) {
-    case Coll::kAllReduce: return tuttiAllReduce(s, r, count, t, op, comm_, nullptr);
-    case Coll::kAllGather: return tuttiAllGather(s, r, count, t, comm_, nullptr);
-    case Coll::kBroadcast: return tuttiBroadcast(s, r, count, t, root, comm_, nullptr);
-    case Coll::kReduce: return tuttiReduce(s, r, count, t, op, root, comm_, nullptr);
-    case Coll::kReduceScatter: return tuttiReduceScatter(s, r, count, t, op, comm_, nullptr);
+    case Coll::kAllReduce: return tuttiAllReduce(s, r, count, t, op, comm_, stream);
+    case Coll::kAllGather: return tuttiAllGather(s, r, count, t, comm_, stream);
+    case Coll::kBroadcast: return tuttiBroadcast(s, r, count, t, root, comm_, stream);
+    case Coll::kReduce: return tuttiReduce(s, r, count, t, op, root, comm_, stream);
+    case Coll::kReduceScatter: return tuttiReduceScatter(s, r, count, t, op, comm_, stream);
     case Coll::kSendRecv: {
       tuttiGroupStart();
-      tuttiSend(s, count, t, (rank_ + 1) % n_, comm_, nullptr);
-      tuttiRecv(r, count, t, (rank_ - 1 + n_) % n_, comm_, nullptr);
+      tuttiSend(s, count, t, (rank_ + 1) % n_, comm_, stream);
+      tuttiRecv(r, count, t, (rank_ - 1 + n_) % n_, comm_, stream);
       return tuttiGroupEnd();
     }
     case Coll::kAllToAll: {
       tuttiGroupStart();
       for (int p = 0; p < n_; ++p) {
-        tuttiSend(static_cast<const char*>(s) + p * count * es, count, t, p, comm_, nullptr);
-        tuttiRecv(static_cast<char*>(r) + p * count * es, count, t, p, comm_, nullptr);
+        tuttiSend(static_cast<const char*>(s) + p * count * es, count, t, p, comm_, stream);
+        tuttiRecv(static_cast<char*>(r) + p * count * es, count, t, p, comm_, stream);
       }
       return tuttiGroupEnd();
     }
@@ -139,6 +167,7 @@ void RankRunner::fillInputs(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bo
   void* s = const_cast<void*>(sendPtr(count, es, inPlace));
   size_t elems = coll_ == Coll::kReduceScatter || coll_ == Coll::kAllToAll ? count * n_ : count;
   for (size_t i = 0; i < elems; ++i) perfStore(s, i, t, perfInput(rank_, i, op));
+  upload();
 }
 
 long long RankRunner::countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) {
@@ -183,10 +212,16 @@ int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool i
   tuttiComm_t comm = comm_;
   fillInputs(t, op, count, inPlace);
   for (int i = 0; i < a_.warmup; ++i) PERF_CHECK(issue(t, op, count, inPlace));
+  std::string failed = synchronize();
   PERF_CHECK(tuttiBarrier(comm, nullptr));
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < a_.iters; ++i) PERF_CHECK(issue(t, op, count, inPlace));
+  if (failed.empty()) failed = synchronize();  // device calls: timed until the stream is done
   auto t1 = std::chrono::steady_clock::now();
+  if (!failed.empty()) {
+    fprintf(stderr, "tutti-perf: rank %d: stream failed: %s\n", rank_, failed.c_str());
+    return 1;
+  }
   double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / a_.iters;
   // Like nccl-tests: the time is the average over ranks.
   double sumUs = 0;
@@ -196,6 +231,8 @@ int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool i
   if (a_.check) {
     fillInputs(t, op, count, inPlace);
     PERF_CHECK(issue(t, op, count, inPlace));
+    if (!synchronize().empty()) return 1;
+    download();
     double wrong = static_cast<double>(countWrong(t, op, count, inPlace)), total = 0;
     PERF_CHECK(tuttiAllReduce(&wrong, &total, 1, tuttiFloat64, tuttiSum, comm, nullptr));
     out->wrong = static_cast<long long>(total);
@@ -204,12 +241,19 @@ int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool i
 }
 
 int RankRunner::run() {
-  size_t alloc = a_.maxBytes + 4096;
+  size_t alloc = alloc_ = a_.maxBytes + 4096;
   send_ = allocateTouched(alloc);
   recv_ = allocateTouched(alloc);
   if (!send_ || !recv_) {
     fprintf(stderr, "tutti-perf: rank %d cannot allocate %zu bytes\n", rank_, alloc);
     return 1;
+  }
+  if (a_.device) {
+    std::string failed = dev_.allocate(alloc);
+    if (!failed.empty()) {
+      fprintf(stderr, "tutti-perf: rank %d: %s\n", rank_, failed.c_str());
+      return 1;
+    }
   }
   std::vector<tuttiRedOp_t> ops = reduces(coll_) ? a_.ops : std::vector<tuttiRedOp_t>{tuttiSum};
   bool inPlaceMeaningful = coll_ != Coll::kSendRecv && coll_ != Coll::kAllToAll;
@@ -263,6 +307,21 @@ int runRank(const PerfArgs& a, tuttiComm_t comm, PerfReport* report) {
   return rc;
 }
 
+// With -G 1, makes the rank's device current before its communicator is made.
+bool selectDevice(const PerfArgs& a, int rank) {
+  if (!a.device) return true;
+  std::string failed = PerfDevice::select(rank);
+  if (!failed.empty()) fprintf(stderr, "tutti-perf: rank %d: %s\n", rank, failed.c_str());
+  return failed.empty();
+}
+
+// The rank among this host's ranks, as launchers say it (for the device).
+int localRankFromEnv() {
+  for (const char* v : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char* s = getenv(v)) return atoi(s);
+  return 0;
+}
+
 // One process of -np: T threads, ranks firstRank .. firstRank+T-1.
 int runProcess(const PerfArgs& a, const tuttiUniqueId& id, int firstRank, int nranks) {
   std::vector<int> rcs(a.threads, 0);
@@ -270,6 +329,10 @@ int runProcess(const PerfArgs& a, const tuttiUniqueId& id, int firstRank, int nr
   PerfReport report(a);
   for (int t = 0; t < a.threads; ++t) {
     threads.emplace_back([&, t] {
+      if (!selectDevice(a, firstRank + t)) {
+        rcs[t] = 1;
+        return;
+      }
       tuttiComm_t comm = nullptr;
       tuttiResult_t r = tuttiCommInitRank(&comm, nranks, id, firstRank + t);
       if (r != tuttiSuccess) {
@@ -303,6 +366,7 @@ int main(int argc, char** argv) {
   if (!parsePerfArgs(argc, argv, &a, &exitCode)) return exitCode;
 
   if (a.processes == 1 && a.threads == 1 && launchedByLauncher()) {
+    if (!selectDevice(a, localRankFromEnv())) return 1;
     tuttiComm_t comm = nullptr;
     if (tuttiCommInitFromEnv(&comm) != tuttiSuccess) {
       fprintf(stderr, "tutti-perf: %s\n", tuttiGetLastError(nullptr));

@@ -1,0 +1,120 @@
+// Google Benchmark for the CUDA reduce kernels. Each result reports its
+// memory traffic (two reads and one write per element) in bytes/s and, as
+// frac_of_copy, that rate over the rate of a device-to-device cudaMemcpy of
+// the same buffers measured in the same run (a copy reads and writes each
+// byte once): the fraction of the bandwidth the memory system gives.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <string>
+
+#include "kernels/cuda/cuda_reduce.h"
+
+namespace {
+
+using tutti::DataType;
+using tutti::RedOp;
+
+struct Buffers {
+  void *a = nullptr, *b = nullptr, *dst = nullptr;
+  cudaEvent_t start, stop;
+  explicit Buffers(size_t bytes) {
+    cudaMalloc(&a, bytes);
+    cudaMalloc(&b, bytes);
+    cudaMalloc(&dst, bytes);
+    cudaMemset(a, 0, bytes);
+    cudaMemset(b, 0, bytes);
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+  }
+  ~Buffers() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(dst);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  template <typename F>
+  double seconds(F&& launch) {
+    cudaEventRecord(start);
+    launch();
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    return ms / 1e3;
+  }
+};
+
+bool haveGpu(benchmark::State& state) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaSuccess && n > 0) return true;
+  state.SkipWithError((std::string("no usable GPU: ") +
+                       (e == cudaSuccess ? "none visible" : cudaGetErrorString(e))).c_str());
+  return false;
+}
+
+// Copy bandwidth (read + write bytes per second) per size, measured once.
+double copyRate(size_t bytes, Buffers& buf) {
+  static std::map<size_t, double> rates;
+  auto it = rates.find(bytes);
+  if (it != rates.end()) return it->second;
+  for (int i = 0; i < 3; ++i) cudaMemcpyAsync(buf.dst, buf.a, bytes, cudaMemcpyDeviceToDevice);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i)
+    best = std::min(best, buf.seconds([&] { cudaMemcpyAsync(buf.dst, buf.a, bytes, cudaMemcpyDeviceToDevice); }));
+  return rates[bytes] = 2.0 * bytes / best;
+}
+
+void reduceBench(benchmark::State& state, DataType dtype, RedOp op) {
+  if (!haveGpu(state)) return;
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  const size_t count = bytes / tutti::dtypeSize(dtype);
+  Buffers buf(bytes);
+  const double copy = copyRate(bytes, buf);
+  for (int i = 0; i < 3; ++i) tutti::cuda::launchReduce(buf.dst, buf.a, buf.b, count, dtype, op, 2, nullptr);
+  double total = 0;
+  for (auto _ : state) {
+    double s = buf.seconds([&] { tutti::cuda::launchReduce(buf.dst, buf.a, buf.b, count, dtype, op, 2, nullptr); });
+    state.SetIterationTime(s);
+    total += s;
+  }
+  const double rate = 3.0 * bytes * state.iterations() / total;
+  state.SetBytesProcessed(static_cast<int64_t>(3.0 * bytes * state.iterations()));
+  state.counters["frac_of_copy"] = rate / copy;
+  state.counters["copy_GBps"] = copy / 1e9;
+}
+
+void copyKernelBench(benchmark::State& state) {
+  if (!haveGpu(state)) return;
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  Buffers buf(bytes);
+  const double copy = copyRate(bytes, buf);
+  double total = 0;
+  for (auto _ : state) {
+    double s = buf.seconds([&] { tutti::cuda::launchCopy(buf.dst, buf.a, bytes, nullptr); });
+    state.SetIterationTime(s);
+    total += s;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(2.0 * bytes * state.iterations()));
+  state.counters["frac_of_copy"] = 2.0 * bytes * state.iterations() / total / copy;
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t s = 1 << 20; s <= (int64_t{256} << 20); s *= 4) b->Arg(s);
+  b->UseManualTime();
+}
+
+BENCHMARK_CAPTURE(reduceBench, float32_sum, DataType::kFloat32, RedOp::kSum)->Apply(sizes);
+BENCHMARK_CAPTURE(reduceBench, bfloat16_sum, DataType::kBfloat16, RedOp::kSum)->Apply(sizes);
+BENCHMARK_CAPTURE(reduceBench, float16_sum, DataType::kFloat16, RedOp::kSum)->Apply(sizes);
+BENCHMARK_CAPTURE(reduceBench, float64_sum, DataType::kFloat64, RedOp::kSum)->Apply(sizes);
+BENCHMARK_CAPTURE(reduceBench, int32_max, DataType::kInt32, RedOp::kMax)->Apply(sizes);
+BENCHMARK_CAPTURE(reduceBench, float32_avg, DataType::kFloat32, RedOp::kAvg)->Apply(sizes);
+BENCHMARK(copyKernelBench)->Apply(sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();
