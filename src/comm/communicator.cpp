@@ -11,6 +11,7 @@
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
 #include "src/plan/planner.h"
+#include "src/topo/nic_affinity.h"
 #include "src/topo/topology.h"
 #include "transport/registry.h"
 
@@ -44,6 +45,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_ASSIGN_OR_RETURN(config_, CommConfig::fromEnv());
   if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
   TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
+  TUTTI_ASSIGN_OR_RETURN(TopoGraph topo, loadTopology());
+  if (device_ >= 0) preferNicsNearDevice(topo, &ifaces);
   const NetInterface& iface = ifaces.front();
   TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s), %s", TUTTI_MAJOR,
              TUTTI_MINOR, TUTTI_PATCH, rank, nranks, iface.name.c_str(),
@@ -76,7 +79,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   }
   cpu_set_t cpus;
   int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  TUTTI_RETURN_IF_ERROR(gatherLayout(ifaces, cores));
+  TUTTI_RETURN_IF_ERROR(gatherLayout(topo, ifaces, cores));
   int localRanks = static_cast<int>(layout_.ranksOf(layout_.nodeOf(rank)).size());
   config_.adaptToOversubscription(localRanks, cores);
   TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
@@ -90,11 +93,27 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   return Status::Ok();
 }
 
+// The device's nearest NICs first: channel c listens on interface c % nics,
+// so channel 0 and its peers' traffic take the NIC under the GPU's switch.
+void Communicator::preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const {
+  auto bus = deviceRuntime().pciBusId(device_);
+  if (!bus.ok()) return;
+  std::vector<std::string> order = nicsNearestFirst(topo, *bus);
+  auto place = [&](const NetInterface& i) {
+    auto it = std::find(order.begin(), order.end(), i.name);
+    return it - order.begin();  // interfaces the topology lacks go last
+  };
+  std::stable_sort(ifaces->begin(), ifaces->end(),
+                   [&](const NetInterface& x, const NetInterface& y) { return place(x) < place(y); });
+  TUTTI_INFO(kSubsysInit, "rank %d: device %d (%s) is nearest NIC %s", rank_, device_, bus->c_str(),
+             order.empty() ? "(not in the topology)" : order.front().c_str());
+}
+
 // Every rank's view of its machine, gathered: the node layout, the rings of
 // each channel and the cost model's inputs follow from it, identically on
 // every rank.
-Status Communicator::gatherLayout(const std::vector<NetInterface>& ifaces, int cores) {
-  TUTTI_ASSIGN_OR_RETURN(TopoGraph topo, loadTopology());
+Status Communicator::gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces,
+                                  int cores) {
   RankTopo mine;
   mine.hostHash = bootstrap_->peers()[rank_].hostHash;
   mine.cores = cores;

@@ -23,6 +23,7 @@
 #include "src/plan/plan.h"
 #include "src/plan/tree.h"
 #include "src/plan/tuner.h"
+#include "src/topo/topology.h"
 #include "transport/transport.h"
 #include "tutti/tutti.h"
 
@@ -104,7 +105,8 @@ class Communicator final : public Links {
   Status checkSameConfig();
   Result<std::vector<std::string>> swapAddresses(const std::string& mine);
   Status connectRings();
-  Status gatherLayout(const std::vector<NetInterface>& ifaces, int cores);
+  Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
+  void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
   ConnectionSpec specFor(int channel, int peer) const;
   Transport* transportFor(int peer) const;
 

@@ -16,6 +16,7 @@
 #include "src/plan/tuner.h"
 #include "src/topo/topology.h"
 #include "kernels/reducer.h"
+#include "src/device/device_runtime.h"
 #include "transport/registry.h"
 #include "tutti/tutti.h"
 
@@ -74,6 +75,25 @@ int showPlan(int nodes, int perNode, bool interleaved) {
   return 0;
 }
 
+// Device buffers: what this build and this machine offer.
+void printDevices() {
+  DeviceRuntime* cuda = cudaDeviceRuntime();
+  if (!cuda) {
+    printf("CUDA: not built (device buffers are refused)\n");
+    return;
+  }
+  int n = cuda->deviceCount();
+  if (n == 0) {
+    printf("CUDA: built; no usable device: %s\n", cuda->unavailableReason().c_str());
+    return;
+  }
+  printf("CUDA: %d device(s); device buffers are staged through pinned host memory\n", n);
+  for (int d = 0; d < n; ++d) {
+    auto bus = cuda->pciBusId(d);
+    printf("  device %d  %s\n", d, bus.ok() ? bus->c_str() : bus.status().message().c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +107,7 @@ int main(int argc, char** argv) {
   tuttiGetVersion(&version);
   printf("tutti %d.%d.%d (version code %d)\n", TUTTI_MAJOR, TUTTI_MINOR, TUTTI_PATCH, version);
   printf("host reducer: %s\n", hostReducer().name());
+  printDevices();
 
   printf("\ntransports: shm between ranks of a host (TUTTI_SHM_DISABLE=1 turns it off), and\n");
   printf("network transports (TUTTI_NET), in the order the default prefers them:\n");

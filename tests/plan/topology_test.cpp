@@ -12,6 +12,7 @@
 #include "src/plan/planner.h"
 #include "src/plan/tree.h"
 #include "src/plan/tuner.h"
+#include "src/topo/nic_affinity.h"
 #include "src/topo/topology.h"
 
 namespace tutti {
@@ -231,6 +232,26 @@ TEST(Tuner, FilterAndForcedChannelsAreObeyed) {
   ctx.channelsForced = true;
   ctx.maxChannels = 3;
   EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).nchannels, 3);
+}
+
+}  // namespace
+}  // namespace tutti
+
+namespace tutti {
+namespace {
+
+// Each GPU of the synthetic machine sends through the NIC under its own PCI
+// switch, then the other NIC of its socket, then the far socket's; NVLink
+// through the NVSwitch does not make far NICs near.
+TEST(NicAffinity, NearestNicFirstOnTheSyntheticMachine) {
+  auto graph = readTopologyFile(std::string(TUTTI_TEST_DATA) + "/synthetic_2numa_8gpu_4nic.json");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  using V = std::vector<std::string>;
+  EXPECT_EQ(nicsNearestFirst(*graph, "0000:11:00.0"), (V{"ib0", "ib1", "ib2", "ib3"}));
+  EXPECT_EQ(nicsNearestFirst(*graph, "0000:32:00.0"), (V{"ib1", "ib0", "ib2", "ib3"}));
+  EXPECT_EQ(nicsNearestFirst(*graph, "0000:51:00.0"), (V{"ib2", "ib3", "ib0", "ib1"}));
+  EXPECT_EQ(nicsNearestFirst(*graph, "0000:72:00.0"), (V{"ib3", "ib2", "ib0", "ib1"}));
+  EXPECT_TRUE(nicsNearestFirst(*graph, "0000:99:00.0").empty());
 }
 
 }  // namespace
