@@ -6,6 +6,8 @@
 // sharing one stream and one device; and the refusals.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -69,12 +71,25 @@ const tuttiDataType_t kTypes[] = {tuttiInt8,   tuttiUint8,   tuttiInt32,   tutti
                                   tuttiFloat64, tuttiBfloat16};
 const tuttiRedOp_t kOps[] = {tuttiSum, tuttiProd, tuttiMax, tuttiMin, tuttiAvg};
 
-RankEnv stagingEnv(bool sockets) {
-  return [sockets](int) {
+enum class Net { kShm, kSocket, kTwoNodes };
+
+const char* netName(Net net) {
+  switch (net) {
+    case Net::kShm: return "shm";
+    case Net::kSocket: return "socket";
+    case Net::kTwoNodes: return "two_nodes";
+  }
+  return "?";
+}
+
+RankEnv stagingEnv(Net net) {
+  return [net](int rank) {
     // 4 KiB pieces: a 1031-element int64 buffer is three of them.
     std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "60"},
                                            {"TUTTI_STAGING_BYTES", "4096"}};
-    if (sockets) env["TUTTI_SHM_DISABLE"] = "1";
+    if (net == Net::kSocket) env["TUTTI_SHM_DISABLE"] = "1";
+    // Two ranks per pretend host: shm inside a host, TCP between them.
+    if (net == Net::kTwoNodes) env["TUTTI_HOSTID"] = "node" + std::to_string(rank / 2);
     return env;
   };
 }
@@ -103,21 +118,21 @@ std::string runMatrix(const RankContext& ctx, const std::vector<size_t>& counts)
   return "";
 }
 
-class StagedMatrix : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+class StagedMatrix : public ::testing::TestWithParam<std::tuple<int, Net>> {};
 
 TEST_P(StagedMatrix, EveryCollectiveDtypeOpInAndOutOfPlace) {
   const int n = std::get<0>(GetParam());
-  const bool sockets = std::get<1>(GetParam());
   auto body = [](const RankContext& ctx) { return runMatrix(ctx, {0, 1, 7, 1031}); };
-  EXPECT_EQ(summarize(runRanks(n, body, stagingEnv(sockets))), "");
+  EXPECT_EQ(summarize(runRanks(n, body, stagingEnv(std::get<1>(GetParam())))), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, StagedMatrix,
-                         ::testing::Values(std::make_tuple(1, false), std::make_tuple(2, false),
-                                           std::make_tuple(3, false), std::make_tuple(4, true)),
+                         ::testing::Values(std::make_tuple(1, Net::kShm), std::make_tuple(2, Net::kShm),
+                                           std::make_tuple(3, Net::kShm), std::make_tuple(4, Net::kSocket),
+                                           std::make_tuple(4, Net::kTwoNodes)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
-                                  (std::get<1>(info.param) ? "socket" : "shm");
+                                  netName(std::get<1>(info.param));
                          });
 
 // A large call: many pieces in flight through both stages.
@@ -183,7 +198,7 @@ TEST(StagedDevice, StreamOrdered) {
     d.destroyStream(s);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(false))), "");
+  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
 }
 
 // Four ranks in one process sharing device 0 and one stream, in a group.
@@ -225,7 +240,33 @@ TEST(StagedDevice, InitAllRanksShareOneDeviceAndStream) {
       return std::string("devlist message: ") + tuttiGetLastError(nullptr);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(1, body, stagingEnv(false))), "");
+  EXPECT_EQ(summarize(runRanks(1, body, stagingEnv(Net::kShm))), "");
+}
+
+// A peer that leaves: the stream is released, and the failure is the
+// communicator's async error, naming the peer.
+TEST(StagedDevice, DeadPeerOpensTheGateAndSetsTheAsyncError) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    if (ctx.rank == 1) _exit(0);  // gone without a word
+    const size_t count = 100000;
+    void* buf = d.alloc(count * 4);
+    tutti::DeviceStream s = *d.createStream();
+    if (tuttiAllReduce(buf, buf, count, tuttiFloat32, tuttiSum, comm, s) != tuttiSuccess)
+      return std::string("enqueue: ") + tuttiGetLastError(comm);
+    if (!d.synchronize(s).ok()) return "synchronize";  // returns: the gate opened
+    tuttiResult_t async = tuttiSuccess;
+    tuttiCommGetAsyncError(comm, &async);
+    if (async == tuttiSuccess) return "no async error after the peer died";
+    if (std::string(tuttiGetLastError(comm)).find("rank 1") == std::string::npos)
+      return std::string("the error does not name rank 1: ") + tuttiGetLastError(comm);
+    tuttiCommAbort(comm);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
 }
 
 bool says(tuttiComm_t comm, const char* text) {
@@ -274,7 +315,7 @@ TEST(StagedDevice, Refusals) {
     tuttiCommDestroy(hostOnly);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(false))), "");
+  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
 }
 
 }  // namespace
