@@ -166,4 +166,24 @@ std::string runCase(tuttiComm_t comm, int rank, int n, const Case& c, CaseDevice
   return "";
 }
 
+std::string runEveryCase(tuttiComm_t comm, int rank, int nranks, const std::vector<size_t>& counts,
+                         CaseDevice* device, uint64_t seed) {
+  const tuttiDataType_t types[] = {tuttiInt8,  tuttiUint8,   tuttiInt32,   tuttiUint32,  tuttiInt64,
+                                   tuttiUint64, tuttiFloat16, tuttiFloat32, tuttiFloat64, tuttiBfloat16};
+  const tuttiRedOp_t ops[] = {tuttiSum, tuttiProd, tuttiMax, tuttiMin, tuttiAvg};
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduce, Coll::kReduceScatter, Coll::kAllGather,
+                    Coll::kBroadcast, Coll::kSendRecv, Coll::kAllToAll})
+    for (tuttiDataType_t t : types)
+      for (tuttiRedOp_t op : ops) {
+        bool reduces = coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
+        if (!reduces && op != tuttiSum) continue;
+        for (size_t count : counts)
+          for (bool inPlace : {false, true}) {
+            std::string err = runCase(comm, rank, nranks, {coll, t, op, count, inPlace, nranks - 1, seed++}, device);
+            if (!err.empty()) return err;
+          }
+      }
+  return "";
+}
+
 }  // namespace tutti_test

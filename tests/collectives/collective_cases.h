@@ -41,4 +41,9 @@ class CaseDevice {
 std::string runCase(tuttiComm_t comm, int rank, int nranks, const Case& c,
                     CaseDevice* device = nullptr);
 
+// Every collective x dtype x op (ops only where they reduce) x count, in and
+// out of place, root the last rank; stops at the first wrong case.
+std::string runEveryCase(tuttiComm_t comm, int rank, int nranks, const std::vector<size_t>& counts,
+                         CaseDevice* device, uint64_t seed);
+
 }  // namespace tutti_test
