@@ -165,6 +165,7 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
       });
       return inProgress();
     }
+    drainBackground(comm);  // device-buffer calls still queued complete first
     comm->finalized.store(true);
     return Status::Ok();
   });

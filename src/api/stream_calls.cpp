@@ -72,10 +72,7 @@ void runBatch(Prepared& p, const char* api) {
     if (st.ok()) st = rt.waitEvent(e);
     rt.destroyEvent(e);
   }
-  if (st.ok()) {
-    auto staging = c.staging();
-    st = staging.ok() ? (*staging)->run(c, p.calls) : staging.status();
-  }
+  if (st.ok()) st = (*c.staging())->run(c, p.calls);  // reserved at enqueue
   if (!st.ok()) {
     report(p.comm, api, st);
     c.setAsyncError(st.code());
@@ -116,6 +113,20 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const char* api) {
     }
     return st;
   };
+  // Staging memory first, before any gate can hold a stream.
+  for (StreamBatch& b : batches) {
+    Communicator& c = *b.comm->impl;
+    TUTTI_ASSIGN_OR_RETURN(DeviceStaging* staging, c.staging());
+    if (staging->reserved(b.calls, c.size())) continue;
+    drainBackground(b.comm);  // no earlier call may still use what is replaced
+    // tutti's stream belongs to the communicator's device; the caller keeps theirs.
+    DeviceRuntime& rt = deviceRuntime();
+    auto callers = rt.currentDevice();
+    Status st = rt.setDevice(c.device());
+    if (st.ok()) st = staging->reserve(b.calls, c.size());
+    if (callers.ok()) (void)rt.setDevice(*callers);
+    TUTTI_RETURN_IF_ERROR(st);
+  }
   for (StreamBatch& b : batches) {
     auto p = std::make_shared<Prepared>();
     p->comm = b.comm;

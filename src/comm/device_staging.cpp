@@ -35,6 +35,22 @@ size_t maxRows(const CollectiveArgs& a, int nranks) {
                   outputRows(a.collective, nranks, a.count).rows);
 }
 
+// A group's arena: each call's input and output regions (offsets into
+// *inAt and *outAt when given), and the bytes in all.
+size_t arenaLayout(const std::vector<CollectiveArgs>& calls, int nranks, std::vector<size_t>* inAt,
+                   std::vector<size_t>* outAt) {
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  size_t total = 0;
+  for (const CollectiveArgs& c : calls) {
+    const size_t es = dtypeSize(c.dtype);
+    if (inAt) inAt->push_back(total);
+    total += align(inputRows(c.collective, nranks, c.count).rows * c.count * es);
+    if (outAt) outAt->push_back(total);
+    total += align(outputRows(c.collective, nranks, c.count).rows * c.count * es);
+  }
+  return std::max<size_t>(total, 256);
+}
+
 // Events recorded on tutti's stream, destroyed however the run ends.
 class EventList {
  public:
@@ -69,22 +85,43 @@ DeviceStaging::~DeviceStaging() {
     if (p->data) runtime_.freePinned(p->data);
 }
 
-Status DeviceStaging::ensureStream() {
-  if (haveStream_) return Status::Ok();
-  TUTTI_ASSIGN_OR_RETURN(stream_, runtime_.createStream());
-  haveStream_ = true;
-  return Status::Ok();
-}
-
 Status DeviceStaging::ensure(Pinned& buffer, size_t bytes) {
   if (buffer.bytes >= bytes) return Status::Ok();
   if (buffer.data) {
-    TUTTI_RETURN_IF_ERROR(runtime_.synchronize(stream_));  // no copy may still use it
+    TUTTI_RETURN_IF_ERROR(runtime_.synchronize(stream_));
     runtime_.freePinned(buffer.data);
     buffer = {};
   }
   TUTTI_ASSIGN_OR_RETURN(buffer.data, runtime_.allocPinned(bytes));
   buffer.bytes = bytes;
+  return Status::Ok();
+}
+
+size_t DeviceStaging::pieceElems(const CollectiveArgs& call, int nranks) const {
+  return std::max<size_t>(1, pieceBytes_ / (dtypeSize(call.dtype) * maxRows(call, nranks)));
+}
+
+size_t DeviceStaging::stageBytes(const CollectiveArgs& call, int nranks) const {
+  return pieceElems(call, nranks) * dtypeSize(call.dtype) * maxRows(call, nranks);
+}
+
+bool DeviceStaging::reserved(const std::vector<CollectiveArgs>& calls, int nranks) const {
+  if (!haveStream_) return false;
+  if (calls.size() != 1) return arena_.bytes >= arenaLayout(calls, nranks, nullptr, nullptr);
+  const size_t bytes = stageBytes(calls.front(), nranks);
+  for (const Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1]})
+    if (p->bytes < bytes) return false;
+  return true;
+}
+
+Status DeviceStaging::reserve(const std::vector<CollectiveArgs>& calls, int nranks) {
+  if (!haveStream_) {
+    TUTTI_ASSIGN_OR_RETURN(stream_, runtime_.createStream());
+    haveStream_ = true;
+  }
+  if (calls.size() != 1) return ensure(arena_, arenaLayout(calls, nranks, nullptr, nullptr));
+  const size_t bytes = stageBytes(calls.front(), nranks);
+  for (Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1]}) TUTTI_RETURN_IF_ERROR(ensure(*p, bytes));
   return Status::Ok();
 }
 
@@ -105,7 +142,7 @@ Status DeviceStaging::copyOut(const CollectiveArgs& call, int nranks, size_t off
 }
 
 Status DeviceStaging::run(Communicator& comm, std::vector<CollectiveArgs>& calls) {
-  TUTTI_RETURN_IF_ERROR(ensureStream());
+  if (!reserved(calls, comm.size())) return InternalError("staging buffers were not reserved");
   if (calls.size() == 1) return runPipelined(comm, calls.front());
   return runWhole(comm, calls);
 }
@@ -117,16 +154,9 @@ Status DeviceStaging::run(Communicator& comm, std::vector<CollectiveArgs>& calls
 Status DeviceStaging::runPipelined(Communicator& comm, const CollectiveArgs& call) {
   const int nranks = comm.size();
   const int rank = comm.rank();
-  const size_t es = dtypeSize(call.dtype);
-  const size_t rows = maxRows(call, nranks);
-  const size_t pieceElems = std::max<size_t>(1, pieceBytes_ / (es * rows));
+  const size_t pieceElems = this->pieceElems(call, nranks);
   const size_t pieces = call.count == 0 ? 1 : (call.count + pieceElems - 1) / pieceElems;
-  const size_t stageBytes = std::min(pieceElems, std::max<size_t>(call.count, 1)) * es * rows;
   const bool in = readsInput(call, rank), out = writesOutput(call, rank);
-  for (int s = 0; s < 2 && s < static_cast<int>(pieces); ++s) {
-    if (in) TUTTI_RETURN_IF_ERROR(ensure(in_[s], stageBytes));
-    if (out) TUTTI_RETURN_IF_ERROR(ensure(out_[s], stageBytes));
-  }
   EventList events(runtime_);
   size_t inReady[2] = {0, 0};
   auto stageIn = [&](size_t k) -> Status {
@@ -159,18 +189,8 @@ Status DeviceStaging::runPipelined(Communicator& comm, const CollectiveArgs& cal
 Status DeviceStaging::runWhole(Communicator& comm, std::vector<CollectiveArgs>& calls) {
   const int nranks = comm.size();
   const int rank = comm.rank();
-  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
-  std::vector<size_t> inAt(calls.size()), outAt(calls.size());
-  size_t total = 0;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const CollectiveArgs& c = calls[i];
-    const size_t es = dtypeSize(c.dtype);
-    inAt[i] = total;
-    total += align(inputRows(c.collective, nranks, c.count).rows * c.count * es);
-    outAt[i] = total;
-    total += align(outputRows(c.collective, nranks, c.count).rows * c.count * es);
-  }
-  TUTTI_RETURN_IF_ERROR(ensure(arena_, std::max<size_t>(total, 256)));
+  std::vector<size_t> inAt, outAt;
+  arenaLayout(calls, nranks, &inAt, &outAt);
   char* arena = static_cast<char*>(arena_.data);
   GroupCalls staged;
   for (size_t i = 0; i < calls.size(); ++i) {

@@ -30,6 +30,12 @@ class DeviceStaging {
   DeviceStaging(const DeviceStaging&) = delete;
   DeviceStaging& operator=(const DeviceStaging&) = delete;
 
+  // Page-locked memory is allocated and freed outside the window in which
+  // a gate holds a caller's stream (freeing may wait for the whole device):
+  // on the caller's thread, with no earlier call of this communicator left.
+  bool reserved(const std::vector<CollectiveArgs>& calls, int nranks) const;
+  Status reserve(const std::vector<CollectiveArgs>& calls, int nranks);
+
   // Runs the calls on comm (their buffers on the device), blocking until the
   // results are back in device memory. One call is pipelined in pieces.
   Status run(Communicator& comm, std::vector<CollectiveArgs>& calls);
@@ -42,7 +48,9 @@ class DeviceStaging {
   Status runPipelined(Communicator& comm, const CollectiveArgs& call);
   Status runWhole(Communicator& comm, std::vector<CollectiveArgs>& calls);
   Status ensure(Pinned& buffer, size_t bytes);
-  Status ensureStream();
+  // Elements per piece of a pipelined call, and the bytes of one stage.
+  size_t pieceElems(const CollectiveArgs& call, int nranks) const;
+  size_t stageBytes(const CollectiveArgs& call, int nranks) const;
   // Copies piece [offset, offset + n) of the call's input into `stage`, or
   // the staged output back (rows of the piece, packed in the stage).
   Status copyIn(const CollectiveArgs& call, int nranks, size_t offset, size_t n, void* stage);
