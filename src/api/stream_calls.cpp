@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "src/api/api_guard.h"
+#include "src/comm/device_direct.h"
 #include "src/comm/device_staging.h"
 
 namespace tutti {
@@ -62,7 +63,8 @@ void openAll(Prepared& p) {
   for (auto& g : p.gates) g->open();
 }
 
-// The background task: inputs ready, staged collective, gates open.
+// The background task: inputs ready, the collective (GPU to GPU, or staged
+// through host memory), gates open.
 void runBatch(Prepared& p, const char* api) {
   DeviceRuntime& rt = deviceRuntime();
   Communicator& c = *p.comm->impl;
@@ -72,7 +74,7 @@ void runBatch(Prepared& p, const char* api) {
     if (st.ok()) st = rt.waitEvent(e);
     rt.destroyEvent(e);
   }
-  if (st.ok()) st = (*c.staging())->run(c, p.calls);  // reserved at enqueue
+  if (st.ok()) st = c.direct() ? c.direct()->run(p.calls) : (*c.staging())->run(c, p.calls);  // reserved at enqueue
   if (!st.ok()) {
     report(p.comm, api, st);
     c.setAsyncError(st.code());
@@ -116,6 +118,7 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const char* api) {
   // Staging memory first, before any gate can hold a stream.
   for (StreamBatch& b : batches) {
     Communicator& c = *b.comm->impl;
+    if (c.direct()) continue;  // its device memory was made at init
     TUTTI_ASSIGN_OR_RETURN(DeviceStaging* staging, c.staging());
     if (staging->reserved(b.calls, c.size())) continue;
     drainBackground(b.comm);  // no earlier call may still use what is replaced

@@ -47,6 +47,12 @@ Result<CommConfig> CommConfig::fromEnv() {
   if (staging < 4096 || staging > (1ll << 30))
     return InvalidArgument("TUTTI_STAGING_BYTES must be between 4096 and 1 GiB");
   c.stagingBytes = static_cast<size_t>(staging);
+  TUTTI_ASSIGN_OR_RETURN(int64_t p2pOff, tunableInt("P2P_DISABLE"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t p2pBuff, tunableInt("P2P_BUFFSIZE"));
+  if (p2pBuff < nsteps * 4096 || p2pBuff > (1ll << 32))
+    return InvalidArgument("TUTTI_P2P_BUFFSIZE must be between NSTEPS*4096 and 4 GiB");
+  c.p2pDisabled = p2pOff != 0;
+  c.p2pSlotBytes = static_cast<size_t>(p2pBuff / nsteps) / 4096 * 4096;
   return c;
 }
 
@@ -57,7 +63,7 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
                 socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size()),
-                stagingBytes};
+                stagingBytes, p2pSlotBytes, p2pDisabled ? 1 : 0};
 }
 
 }  // namespace tutti

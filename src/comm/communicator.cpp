@@ -3,9 +3,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "tutti/tutti.h"
+#include "src/comm/device_direct.h"
 #include "src/comm/device_staging.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
@@ -26,7 +28,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
   return c;
 }
 
-Communicator::~Communicator() = default;
+// The GPU path first: its connections name this communicator's peers.
+Communicator::~Communicator() { direct_.reset(); }
 
 Result<DeviceStaging*> Communicator::staging() {
   if (device_ < 0) return InvalidUsage("this communicator is host-only: no CUDA device at init");
@@ -86,6 +89,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
              rank, localRanks, cores, config_.spinCount);
   connections_.reset(nranks);
   TUTTI_RETURN_IF_ERROR(connectRings());
+  TUTTI_RETURN_IF_ERROR(setUpDeviceDirect());
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
   TUTTI_INFO(kSubsysInit, "rank %d: init done, up to %d channel(s), %zu KiB chunks x %d slots", rank,
@@ -107,6 +111,24 @@ void Communicator::preferNicsNearDevice(const TopoGraph& topo, std::vector<NetIn
                    [&](const NetInterface& x, const NetInterface& y) { return place(x) < place(y); });
   TUTTI_INFO(kSubsysInit, "rank %d: device %d (%s) is nearest NIC %s", rank_, device_, bus->c_str(),
              order.empty() ? "(not in the topology)" : order.front().c_str());
+}
+
+// Each rank's device, gathered; then whether device calls go GPU to GPU.
+Status Communicator::setUpDeviceDirect() {
+  struct DeviceName {
+    char busId[32];
+  };
+  std::vector<DeviceName> all(nranks_);
+  if (device_ >= 0) {
+    auto bus = deviceRuntime().pciBusId(device_);
+    if (bus.ok()) snprintf(all[rank_].busId, sizeof(all[rank_].busId), "%s", bus->c_str());
+  }
+  TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), sizeof(DeviceName)));
+  std::vector<std::string> busIds;
+  for (const DeviceName& d : all) busIds.emplace_back(d.busId);
+  TUTTI_ASSIGN_OR_RETURN(direct_, DeviceDirect::create(*this, busIds));
+  if (direct_) TUTTI_RETURN_IF_ERROR(direct_->connectRings());
+  return Status::Ok();
 }
 
 // Every rank's view of its machine, gathered: the node layout, the rings of
@@ -161,7 +183,7 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_STAGING_BYTES or socket streams than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_STAGING_BYTES, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or socket streams than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();
@@ -195,7 +217,13 @@ ConnectionSpec Communicator::specFor(int channel, int peer) const {
 Status Communicator::connectRings() {
   if (nranks_ == 1) return Status::Ok();
   Connector connector;
-  Plan ringEdges;  // one step per channel naming both ring neighbours
+  requestConnections(ringEdges(), &connector);
+  return connector.run();
+}
+
+Plan Communicator::ringEdges() const {
+  Plan ringEdges;
+  if (nranks_ == 1) return ringEdges;
   for (int c = 0; c < config_.maxChannels; ++c) {
     const std::vector<int>& ring = rings_[c];
     size_t pos = 0;
@@ -206,26 +234,29 @@ Status Communicator::connectRings() {
             ring[(pos + 1) % nranks_], 0, 0, 0);
     ringEdges.channels.push_back(p);
   }
-  requestConnections(ringEdges, &connector);
-  return connector.run();
+  return ringEdges;
 }
 
-bool Communicator::requestConnections(const Plan& plan, Connector* connector) {
+bool Communicator::requestConnections(const Plan& plan, Connector* connector, const LinkSet* set) {
+  ConnectionTable& table = set ? *set->table : connections_;
+  auto transport = [&](int peer) { return set ? set->transport : transportFor(peer); };
+  auto spec = [&](int channel, int peer, int sender) {
+    ConnectionSpec sp = specFor(channel, peer);
+    sp.connectionId = ConnectionTable::connectionId(channel, sender);
+    if (set) sp.slotBytes = set->slotBytes;
+    return sp;
+  };
   bool any = false;
   for (const ChannelProgram& p : plan.channels)
     for (const Step& s : p.steps) {
-      if (s.sendPeer >= 0 && !connections_.send(p.channel, s.sendPeer)) {
-        auto* slot = connections_.sendSlot(p.channel, s.sendPeer);
-        ConnectionSpec spec = specFor(p.channel, s.sendPeer);
-        spec.connectionId = ConnectionTable::connectionId(p.channel, rank_);
-        connector->addSend({transportFor(s.sendPeer), bootstrap_.get(), spec}, slot);
+      if (s.sendPeer >= 0 && !table.send(p.channel, s.sendPeer)) {
+        connector->addSend({transport(s.sendPeer), bootstrap_.get(), spec(p.channel, s.sendPeer, rank_)},
+                           table.sendSlot(p.channel, s.sendPeer));
         any = true;
       }
-      if (s.recvPeer >= 0 && !connections_.recv(p.channel, s.recvPeer)) {
-        auto* slot = connections_.recvSlot(p.channel, s.recvPeer);
-        ConnectionSpec spec = specFor(p.channel, s.recvPeer);
-        spec.connectionId = ConnectionTable::connectionId(p.channel, s.recvPeer);
-        connector->addRecv({transportFor(s.recvPeer), bootstrap_.get(), spec}, slot);
+      if (s.recvPeer >= 0 && !table.recv(p.channel, s.recvPeer)) {
+        connector->addRecv({transport(s.recvPeer), bootstrap_.get(), spec(p.channel, s.recvPeer, s.recvPeer)},
+                           table.recvSlot(p.channel, s.recvPeer));
         any = true;
       }
     }
@@ -268,10 +299,14 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->output = a.output;
   // A tree reduce accumulates children in the output, which only the root has.
   if (plan->algorithm == Algorithm::kTree && a.collective == Collective::kReduce && rank_ != a.root) {
-    if (scratch_.size() < bytes) {
-      TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(bytes));
+    if (a.onDevice && direct_) {
+      TUTTI_ASSIGN_OR_RETURN(work->output, direct_->scratch(bytes));
+    } else {
+      if (scratch_.size() < bytes) {
+        TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(bytes));
+      }
+      work->output = scratch_.data();
     }
-    work->output = scratch_.data();
   }
   work->dtype = a.dtype;
   work->op = a.op;

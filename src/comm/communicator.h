@@ -50,6 +50,15 @@ struct CommOptions {
 };
 
 class DeviceStaging;
+class DeviceDirect;
+
+// A second set of connections beside the communicator's own: one transport
+// for every peer, its own slot size (P2P between devices).
+struct LinkSet {
+  ConnectionTable* table = nullptr;
+  Transport* transport = nullptr;
+  size_t slotBytes = 0;
+};
 
 class Communicator final : public Links {
  public:
@@ -65,6 +74,9 @@ class Communicator final : public Links {
   int device() const { return device_; }
   // Stages device buffers through pinned host memory (made on first use).
   Result<DeviceStaging*> staging();
+  // Runs device buffers GPU to GPU; null when some pair of ranks cannot
+  // (then device calls are staged). Decided alike on every rank at init.
+  DeviceDirect* direct() const { return direct_.get(); }
   // The API handle this communicator lives in (groups find non-blocking
   // communicators' background threads through it).
   tuttiComm_t apiHandle() const { return apiHandle_; }
@@ -73,14 +85,18 @@ class Communicator final : public Links {
   uint8_t* barrierBytes() { return barrierBytes_; }
   // The out-of-band channel to every rank (tuttiCommSplit's exchanges).
   Exchange& bootstrap() { return *bootstrap_; }
+  // What each rank said of itself at rendezvous (host, pid).
+  const std::vector<RankInfo>& peers() const { return bootstrap_->peers(); }
 
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
   // Registers with the connector every connection the plan uses that does not
-  // exist yet; the caller runs its phases (across communicators in a group).
-  // False when nothing is missing.
-  bool requestConnections(const Plan& plan, Connector* connector);
+  // exist yet (in `set`, else the communicator's own); the caller runs its
+  // phases (across communicators in a group). False when nothing is missing.
+  bool requestConnections(const Plan& plan, Connector* connector, const LinkSet* set = nullptr);
+  // One step per channel naming both ring neighbours: the connections made at init.
+  Plan ringEdges() const;
   Plan* scratchPlan() { return &scratchPlan_; }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds}; }
 
@@ -107,6 +123,7 @@ class Communicator final : public Links {
   Status connectRings();
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
+  Status setUpDeviceDirect();
   ConnectionSpec specFor(int channel, int peer) const;
   Transport* transportFor(int peer) const;
 
@@ -115,6 +132,7 @@ class Communicator final : public Links {
   std::string name_;
   int device_ = -1;
   std::unique_ptr<DeviceStaging> staging_;
+  std::unique_ptr<DeviceDirect> direct_;
   tuttiComm_t apiHandle_ = nullptr;
   uint8_t barrierBytes_[2] = {0, 0};
   CommConfig config_;

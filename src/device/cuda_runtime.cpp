@@ -3,8 +3,10 @@
 // says so instead of failing to load).
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <mutex>
 
+#include "kernels/cuda/cuda_reduce.h"
 #include "src/device/device_runtime.h"
 
 namespace tutti {
@@ -109,6 +111,84 @@ class CudaRuntime final : public DeviceRuntime {
                                        static_cast<cudaStream_t>(s)));
     return Status::Ok();
   }
+
+  Result<DeviceEvent> createEvent() override {
+    cudaEvent_t e = nullptr;
+    TUTTI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return static_cast<DeviceEvent>(e);
+  }
+  Status recordInto(DeviceEvent e, DeviceStream s) override {
+    TUTTI_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)));
+    return Status::Ok();
+  }
+  Result<bool> eventDone(DeviceEvent e) override {
+    cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (r == cudaErrorNotReady) return false;
+    TUTTI_CUDA_CHECK(r);
+    return true;
+  }
+
+  Result<void*> allocDevice(size_t bytes) override {
+    void* p = nullptr;
+    TUTTI_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  void freeDevice(void* p) override { cudaFree(p); }
+  Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
+                     int divisor, DeviceStream s) override {
+    auto e = static_cast<cudaError_t>(cuda::launchReduce(dst, a, b, count, dtype, op, divisor, s));
+    TUTTI_CUDA_CHECK(e);
+    return Status::Ok();
+  }
+  Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                     DeviceStream s) override {
+    auto e = static_cast<cudaError_t>(cuda::launchDivide(dst, src, count, dtype, divisor, s));
+    TUTTI_CUDA_CHECK(e);
+    return Status::Ok();
+  }
+
+  Result<int> deviceByBusId(const std::string& busId) override {
+    int d = -1;
+    TUTTI_CUDA_CHECK(cudaDeviceGetByPCIBusId(&d, busId.c_str()));
+    return d;
+  }
+  bool canAccessPeer(int device, int peer) override {
+    if (device == peer) return true;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, device, peer) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return can != 0;
+  }
+  Status enablePeerAccess(int peer) override {
+    int self = -1;
+    TUTTI_CUDA_CHECK(cudaGetDevice(&self));
+    if (self == peer) return Status::Ok();
+    cudaError_t r = cudaDeviceEnablePeerAccess(peer, 0);
+    if (r == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();
+      return Status::Ok();
+    }
+    TUTTI_CUDA_CHECK(r);
+    return Status::Ok();
+  }
+  Result<DeviceIpcHandle> exportMemory(void* p) override {
+    cudaIpcMemHandle_t h;
+    TUTTI_CUDA_CHECK(cudaIpcGetMemHandle(&h, p));
+    static_assert(sizeof(h) <= sizeof(DeviceIpcHandle::bytes), "cudaIpcMemHandle_t grew");
+    DeviceIpcHandle out;
+    std::memcpy(out.bytes, &h, sizeof(h));
+    return out;
+  }
+  Result<void*> openMemory(const DeviceIpcHandle& handle) override {
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handle.bytes, sizeof(h));
+    void* p = nullptr;
+    TUTTI_CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    return p;
+  }
+  void closeMemory(void* p) override { cudaIpcCloseMemHandle(p); }
 
  private:
   // Asked once: without a driver every answer is the same.

@@ -30,6 +30,21 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status copy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, DeviceStream) override {
     return refuse();
   }
+  Result<DeviceEvent> createEvent() override { return refuse(); }
+  Status recordInto(DeviceEvent, DeviceStream) override { return refuse(); }
+  Result<bool> eventDone(DeviceEvent) override { return refuse(); }
+  Result<void*> allocDevice(size_t) override { return refuse(); }
+  void freeDevice(void*) override {}
+  Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {
+    return refuse();
+  }
+  Status divideAsync(void*, const void*, size_t, DataType, int, DeviceStream) override { return refuse(); }
+  Result<int> deviceByBusId(const std::string&) override { return refuse(); }
+  bool canAccessPeer(int, int) override { return false; }
+  Status enablePeerAccess(int) override { return refuse(); }
+  Result<DeviceIpcHandle> exportMemory(void*) override { return refuse(); }
+  Result<void*> openMemory(const DeviceIpcHandle&) override { return refuse(); }
+  void closeMemory(void*) override {}
 
  private:
   Status refuse() const { return InvalidUsage("no CUDA device: " + reason_); }

@@ -16,6 +16,12 @@ namespace tutti {
 using DeviceStream = void*;  // a cudaStream_t; nullptr is the legacy default stream
 using DeviceEvent = void*;   // a cudaEvent_t
 
+// Device memory exported to another process of the same node (a
+// cudaIpcMemHandle_t: it names a whole allocation).
+struct DeviceIpcHandle {
+  char bytes[64] = {0};
+};
+
 // Where a buffer lives, as the runtime sees it.
 struct PointerInfo {
   bool onDevice = false;  // device or managed memory: only stream-ordered access
@@ -55,6 +61,35 @@ class DeviceRuntime {
   // A strided copy of `rows` rows of `width` bytes between any two memories.
   virtual Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
                              size_t width, size_t rows, DeviceStream s) = 0;
+
+  // Events kept and recorded again (the P2P transport's per-slot events).
+  virtual Result<DeviceEvent> createEvent() = 0;
+  virtual Status recordInto(DeviceEvent e, DeviceStream s) = 0;
+  // True once the stream has passed the event's last record; never blocks.
+  virtual Result<bool> eventDone(DeviceEvent e) = 0;
+
+  // Device memory on the current device (communicator-lifetime buffers only:
+  // freeing may wait for the device).
+  virtual Result<void*> allocDevice(size_t bytes) = 0;
+  virtual void freeDevice(void* p) = 0;
+  // The reduction kernels (kernels/reducer.h's contract) on a stream.
+  virtual Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
+                             RedOp op, int divisor, DeviceStream s) = 0;
+  virtual Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                             DeviceStream s) = 0;
+
+  // Peer-to-peer: the device numbered by this process that has the PCI bus
+  // id; whether `device` can address `peer`'s memory (same device: yes);
+  // letting the current device address the peer's memory.
+  virtual Result<int> deviceByBusId(const std::string& busId) = 0;
+  virtual bool canAccessPeer(int device, int peer) = 0;
+  virtual Status enablePeerAccess(int peer) = 0;
+  // CUDA IPC: an allocation from allocDevice (its base pointer), exported
+  // and mapped by another process of this node (same device or a
+  // peer-accessible one).
+  virtual Result<DeviceIpcHandle> exportMemory(void* p) = 0;
+  virtual Result<void*> openMemory(const DeviceIpcHandle& handle) = 0;
+  virtual void closeMemory(void* p) = 0;
 };
 
 // The runtime of this process (see above). Tests may replace it before any

@@ -87,10 +87,15 @@ void printDevices() {
     printf("CUDA: built; no usable device: %s\n", cuda->unavailableReason().c_str());
     return;
   }
-  printf("CUDA: %d device(s); device buffers are staged through pinned host memory\n", n);
+  printf("CUDA: %d device(s); device buffers go GPU to GPU (p2p) between devices that reach each "
+         "other on one node, else are staged through pinned host memory\n", n);
   for (int d = 0; d < n; ++d) {
     auto bus = cuda->pciBusId(d);
-    printf("  device %d  %s\n", d, bus.ok() ? bus->c_str() : bus.status().message().c_str());
+    std::string peers;
+    for (int p = 0; p < n; ++p)
+      if (p != d && cuda->canAccessPeer(d, p)) peers += " " + std::to_string(p);
+    printf("  device %d  %s  p2p with:%s\n", d, bus.ok() ? bus->c_str() : bus.status().message().c_str(),
+           peers.empty() ? " itself only" : peers.c_str());
   }
 }
 

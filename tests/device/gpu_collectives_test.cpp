@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/collectives/collective_cases.h"
@@ -54,7 +55,9 @@ class CudaCaseDevice final : public CaseDevice {
 };
 
 
-class GpuCollectives : public ::testing::TestWithParam<int> {
+// Ranks sharing device 0 go GPU to GPU (CUDA IPC between the rank
+// processes) unless TUTTI_P2P_DISABLE stages them through host memory.
+class GpuCollectives : public ::testing::TestWithParam<std::tuple<int, bool>> {
  protected:
   void SetUp() override {
     std::string reason;
@@ -77,15 +80,25 @@ TEST_P(GpuCollectives, EveryCollectiveDtypeOpSharingDevice0) {
     tuttiCommDestroy(comm);
     return "";
   };
-  auto env = [](int) {
+  const bool staged = std::get<1>(GetParam());
+  auto env = [staged](int) {
+    // 1 MiB P2P chunks and staging pieces: the 2^20+3 counts take several.
     return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "120"},
-                                              {"TUTTI_STAGING_BYTES", "1048576"}};
+                                              {"TUTTI_STAGING_BYTES", "1048576"},
+                                              {"TUTTI_P2P_BUFFSIZE", "8388608"},
+                                              {"TUTTI_P2P_DISABLE", staged ? "1" : "0"}};
   };
-  EXPECT_EQ(summarize(runRanks(GetParam(), body, env, 1200)), "");
+  EXPECT_EQ(summarize(runRanks(std::get<0>(GetParam()), body, env, 1200)), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives, ::testing::Values(1, 2, 4, 8),
-                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives,
+                         ::testing::Values(std::make_tuple(1, false), std::make_tuple(2, false),
+                                           std::make_tuple(4, false), std::make_tuple(8, false),
+                                           std::make_tuple(2, true), std::make_tuple(4, true)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" +
+                                  (std::get<1>(info.param) ? "staged" : "p2p");
+                         });
 
 }  // namespace
 }  // namespace tutti_test

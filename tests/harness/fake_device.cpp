@@ -1,12 +1,17 @@
 #include "tests/harness/fake_device.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/reducer.h"
 #include "src/common/serial_worker.h"
 
 using namespace tutti;
@@ -15,9 +20,10 @@ namespace tutti_test {
 
 struct FakeDevice::Allocation {
   char* address;  // what tutti sees: reserved, never readable
-  char* bytes;    // where the data is
+  char* bytes;    // where the data is: a shared mapping of `fd`
   size_t size;
   int device;
+  int fd;         // the memfd (exported allocations), -1 for opened ones
 };
 
 struct FakeDevice::Stream {
@@ -32,44 +38,85 @@ struct FakeDevice::Latch {
 
 namespace {
 
+// Records are counted on the caller's thread and reached on the stream's:
+// the event is done when every record so far has been reached.
 struct Event {
   std::mutex mutex;
   std::condition_variable done;
-  bool reached = false;
+  uint64_t recorded = 0;
+  uint64_t reached = 0;
+};
+
+void recordOn(SerialWorker& stream, Event* e) {
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    target = ++e->recorded;
+  }
+  stream.post([e, target] {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    e->reached = std::max(e->reached, target);
+    e->done.notify_all();
+  });
+}
+
+struct IpcPayload {
+  int32_t pid;
+  int32_t fd;
+  uint64_t size;
 };
 
 thread_local int tCurrentDevice = 0;
 
 }  // namespace
 
+// Bus ids the test did not give are made up, distinct per device.
 FakeDevice::FakeDevice(int devices, std::vector<std::string> busIds)
-    : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream) {}
+    : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream) {
+  for (int d = static_cast<int>(busIds_.size()); d < devices_; ++d) {
+    char id[32];
+    snprintf(id, sizeof(id), "0000:%02x:00.0", 0x10 + d);
+    busIds_.push_back(id);
+  }
+}
+
+namespace {
+void unmapAllocation(char* address, char* bytes, size_t size, int fd) {
+  munmap(address, size);
+  munmap(bytes, size);
+  if (fd >= 0) close(fd);
+}
+}  // namespace
 
 FakeDevice::~FakeDevice() {
   defaultStream_.reset();
-  for (auto& a : allocations_) {
-    munmap(a->address, a->size);
-    std::free(a->bytes);
-  }
+  for (auto& a : allocations_) unmapAllocation(a->address, a->bytes, a->size, a->fd);
+}
+
+void* FakeDevice::addAllocation(char* bytes, size_t size, int device, int fd) {
+  void* address = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (address == MAP_FAILED) throw std::runtime_error("fake device: mmap failed");
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocations_.push_back(std::make_unique<Allocation>(Allocation{static_cast<char*>(address), bytes, size, device, fd}));
+  return address;
 }
 
 void* FakeDevice::alloc(size_t bytes, int device) {
   bytes = (bytes + 4095) / 4096 * 4096;
-  void* address = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (address == MAP_FAILED) throw std::runtime_error("fake device: mmap failed");
-  auto a = std::make_unique<Allocation>(
-      Allocation{static_cast<char*>(address), static_cast<char*>(std::aligned_alloc(4096, bytes)), bytes, device});
-  std::lock_guard<std::mutex> lock(mutex_);
-  allocations_.push_back(std::move(a));
-  return address;
+  int fd = memfd_create("tutti-fake-device", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+    throw std::runtime_error("fake device: memfd failed");
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) throw std::runtime_error("fake device: mmap failed");
+  return addAllocation(static_cast<char*>(data), bytes, device, fd);
 }
 
 void FakeDevice::free(void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < allocations_.size(); ++i)
     if (allocations_[i]->address == p) {
-      munmap(allocations_[i]->address, allocations_[i]->size);
-      std::free(allocations_[i]->bytes);
+      const Allocation& a = *allocations_[i];
+      unmapAllocation(a.address, a.bytes, a.size, a.fd);
       allocations_.erase(allocations_.begin() + static_cast<long>(i));
       return;
     }
@@ -120,6 +167,16 @@ int FakeDevice::hostFunctionsRun() const {
   return hostFunctions_;
 }
 
+int FakeDevice::pinnedAllocations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pinnedAllocations_;
+}
+
+int FakeDevice::ipcOpens() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ipcOpens_;
+}
+
 Result<int> FakeDevice::currentDevice() { return tCurrentDevice; }
 
 Status FakeDevice::setDevice(int device) {
@@ -153,18 +210,28 @@ void FakeDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>(s);
 
 Result<DeviceEvent> FakeDevice::recordEvent(DeviceStream s) {
   auto* e = new Event;
-  streamOf(s).worker.post([e] {
-    std::lock_guard<std::mutex> lock(e->mutex);
-    e->reached = true;
-    e->done.notify_all();
-  });
+  recordOn(streamOf(s).worker, e);
   return static_cast<DeviceEvent>(e);
+}
+
+Result<DeviceEvent> FakeDevice::createEvent() { return static_cast<DeviceEvent>(new Event); }
+
+Status FakeDevice::recordInto(DeviceEvent e, DeviceStream s) {
+  recordOn(streamOf(s).worker, static_cast<Event*>(e));
+  return Status::Ok();
+}
+
+Result<bool> FakeDevice::eventDone(DeviceEvent ev) {
+  auto* e = static_cast<Event*>(ev);
+  std::lock_guard<std::mutex> lock(e->mutex);
+  return e->reached == e->recorded;
 }
 
 Status FakeDevice::waitEvent(DeviceEvent ev) {
   auto* e = static_cast<Event*>(ev);
   std::unique_lock<std::mutex> lock(e->mutex);
-  e->done.wait(lock, [e] { return e->reached; });
+  const uint64_t target = e->recorded;
+  e->done.wait(lock, [e, target] { return e->reached >= target; });
   return Status::Ok();
 }
 
@@ -175,7 +242,7 @@ void FakeDevice::destroyEvent(DeviceEvent ev) {
   bool reached;
   {
     std::lock_guard<std::mutex> lock(e->mutex);
-    reached = e->reached;
+    reached = e->reached == e->recorded;
   }
   if (reached) delete e;
 }
@@ -197,6 +264,8 @@ Status FakeDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) 
 Result<void*> FakeDevice::allocPinned(size_t bytes) {
   void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
   if (!p) return SystemError("emulated pinned allocation failed");
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++pinnedAllocations_;
   return p;
 }
 
@@ -211,6 +280,71 @@ Status FakeDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size
     for (size_t r = 0; r < rows; ++r) std::memmove(d + r * dstPitch, from + r * srcPitch, width);
   });
   return Status::Ok();
+}
+
+Result<void*> FakeDevice::allocDevice(size_t bytes) {
+  auto device = currentDevice();
+  return alloc(bytes, *device);
+}
+
+Status FakeDevice::reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
+                               RedOp op, int divisor, DeviceStream s) {
+  void* d = backing(dst);
+  const void* x = backing(a);
+  const void* y = backing(b);
+  streamOf(s).worker.post([=] { hostReducer().reduce(d, x, y, count, dtype, op, divisor); });
+  return Status::Ok();
+}
+
+Status FakeDevice::divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                               DeviceStream s) {
+  void* d = backing(dst);
+  const void* x = backing(src);
+  streamOf(s).worker.post([=] { hostReducer().divide(d, x, count, dtype, divisor); });
+  return Status::Ok();
+}
+
+Result<int> FakeDevice::deviceByBusId(const std::string& busId) {
+  for (int d = 0; d < devices_; ++d)
+    if (busIds_[d] == busId) return d;
+  return Status(Code::kCudaError, "emulated device: no device has bus id " + busId);
+}
+
+Status FakeDevice::enablePeerAccess(int peer) {
+  if (!canAccessPeer(tCurrentDevice, peer))
+    return Status(Code::kCudaError, "emulated device " + std::to_string(tCurrentDevice) +
+                                        " cannot access device " + std::to_string(peer));
+  return Status::Ok();
+}
+
+Result<DeviceIpcHandle> FakeDevice::exportMemory(void* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& a : allocations_)
+    if (a->address == p && a->fd >= 0) {
+      DeviceIpcHandle h;
+      IpcPayload payload{static_cast<int32_t>(getpid()), a->fd, a->size};
+      std::memcpy(h.bytes, &payload, sizeof(payload));
+      return h;
+    }
+  return Status(Code::kCudaError, "emulated device: not the base of an allocation");
+}
+
+Result<void*> FakeDevice::openMemory(const DeviceIpcHandle& handle) {
+  IpcPayload payload;
+  std::memcpy(&payload, handle.bytes, sizeof(payload));
+  if (payload.pid == getpid())  // as cudaIpcOpenMemHandle
+    return Status(Code::kCudaError, "emulated device: IPC memory of this very process");
+  const std::string path = "/proc/" + std::to_string(payload.pid) + "/fd/" + std::to_string(payload.fd);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Status(Code::kCudaError, "emulated device: cannot open " + path);
+  void* data = mmap(nullptr, payload.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (data == MAP_FAILED) return Status(Code::kCudaError, "emulated device: mmap of IPC memory failed");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++ipcOpens_;
+  }
+  return addAllocation(static_cast<char*>(data), payload.size, tCurrentDevice, -1);
 }
 
 }  // namespace tutti_test

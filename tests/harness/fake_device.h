@@ -31,6 +31,13 @@ class FakeDevice final : public tutti::DeviceRuntime {
   void release();
   // Host functions run so far on any stream (gates included).
   int hostFunctionsRun() const;
+  // What tutti asked for so far: page-locked buffers (staging) and device
+  // memory mapped from another process (P2P over IPC).
+  int pinnedAllocations() const;
+  int ipcOpens() const;
+  // Whether distinct devices may address each other (default yes): no
+  // peer access makes tutti stage device buffers instead.
+  void setPeerAccess(bool allowed) { peerAccess_ = allowed; }
 
   const char* name() const override { return "emulated"; }
   int deviceCount() override { return devices_; }
@@ -50,6 +57,24 @@ class FakeDevice final : public tutti::DeviceRuntime {
   void freePinned(void* p) override;
   tutti::Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
                             size_t width, size_t rows, tutti::DeviceStream s) override;
+  tutti::Result<tutti::DeviceEvent> createEvent() override;
+  tutti::Status recordInto(tutti::DeviceEvent e, tutti::DeviceStream s) override;
+  tutti::Result<bool> eventDone(tutti::DeviceEvent e) override;
+  tutti::Result<void*> allocDevice(size_t bytes) override;
+  void freeDevice(void* p) override { free(p); }
+  tutti::Status reduceAsync(void* dst, const void* a, const void* b, size_t count,
+                            tutti::DataType dtype, tutti::RedOp op, int divisor,
+                            tutti::DeviceStream s) override;
+  tutti::Status divideAsync(void* dst, const void* src, size_t count, tutti::DataType dtype,
+                            int divisor, tutti::DeviceStream s) override;
+  tutti::Result<int> deviceByBusId(const std::string& busId) override;
+  bool canAccessPeer(int device, int peer) override { return device == peer || peerAccess_; }
+  tutti::Status enablePeerAccess(int peer) override;
+  // IPC: the allocation's memory is a memfd the other process opens
+  // through /proc, mapped at a fresh unreadable address there.
+  tutti::Result<tutti::DeviceIpcHandle> exportMemory(void* p) override;
+  tutti::Result<void*> openMemory(const tutti::DeviceIpcHandle& handle) override;
+  void closeMemory(void* p) override { free(p); }
 
  private:
   struct Allocation;
@@ -58,6 +83,8 @@ class FakeDevice final : public tutti::DeviceRuntime {
   Stream& streamOf(tutti::DeviceStream s);
   // Where a pointer's bytes really are (device addresses are translated).
   void* backing(const void* p);
+  // Registers shared `bytes` (a memfd's mapping) behind a fresh unreadable address.
+  void* addAllocation(char* bytes, size_t size, int device, int fd);
 
   int devices_;
   std::vector<std::string> busIds_;
@@ -66,6 +93,9 @@ class FakeDevice final : public tutti::DeviceRuntime {
   std::unique_ptr<Stream> defaultStream_;
   std::shared_ptr<Latch> latch_;
   int hostFunctions_ = 0;
+  int pinnedAllocations_ = 0;
+  int ipcOpens_ = 0;
+  bool peerAccess_ = true;
 };
 
 }  // namespace tutti_test

@@ -1,9 +1,11 @@
 // Device buffers on an emulated device (tests/harness/fake_device.h), so the
-// stream-ordered staging path runs here without a GPU: every collective,
-// dtype and op in place and out of place, cut into many pipeline pieces, over
-// shared memory and over sockets; the call returning before its stream gets
-// there and later stream work seeing the result; groups of communicators
-// sharing one stream and one device; and the refusals.
+// stream-ordered paths run here without a GPU: every collective, dtype and op
+// in place and out of place, GPU to GPU over P2P (IPC between processes, plain
+// pointers within one) and staged through host memory over shared memory and
+// sockets, cut into many chunks; the call returning before its stream gets
+// there and later stream work seeing the result; ranks of one process sharing
+// a device and a stream, or on two devices with and without peer access; a
+// dead peer; and the refusals.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -67,31 +69,57 @@ class FakeCaseDevice final : public CaseDevice {
 };
 
 
-enum class Net { kShm, kSocket, kTwoNodes };
+// The ways a device buffer travels between ranks.
+enum class Path {
+  kP2p,           // one node, devices reach each other: GPU to GPU (IPC between processes)
+  kP2pTree,       // the same with TUTTI_ALGO=tree (tree reduce keeps partial sums on the device)
+  kStagedShm,     // TUTTI_P2P_DISABLE: pinned host memory over shared memory
+  kStagedSocket,  // and over TCP
+  kTwoNodes,      // two pretend hosts: staged, shm inside a host, TCP between
+};
 
-const char* netName(Net net) {
-  switch (net) {
-    case Net::kShm: return "shm";
-    case Net::kSocket: return "socket";
-    case Net::kTwoNodes: return "two_nodes";
+const char* pathName(Path path) {
+  switch (path) {
+    case Path::kP2p: return "p2p";
+    case Path::kP2pTree: return "p2p_tree";
+    case Path::kStagedShm: return "staged_shm";
+    case Path::kStagedSocket: return "staged_socket";
+    case Path::kTwoNodes: return "two_nodes";
   }
   return "?";
 }
 
-RankEnv stagingEnv(Net net) {
-  return [net](int rank) {
-    // 4 KiB pieces: a 1031-element int64 buffer is three of them.
+bool gpuToGpu(Path path) { return path == Path::kP2p || path == Path::kP2pTree; }
+
+RankEnv deviceEnv(Path path) {
+  return [path](int rank) {
+    // 4 KiB pieces and 4 KiB P2P chunks: a 1031-element int64 buffer is
+    // three of them.
     std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "60"},
-                                           {"TUTTI_STAGING_BYTES", "4096"}};
-    if (net == Net::kSocket) env["TUTTI_SHM_DISABLE"] = "1";
-    // Two ranks per pretend host: shm inside a host, TCP between them.
-    if (net == Net::kTwoNodes) env["TUTTI_HOSTID"] = "node" + std::to_string(rank / 2);
+                                           {"TUTTI_STAGING_BYTES", "4096"}, {"TUTTI_P2P_BUFFSIZE", "32768"}};
+    if (path == Path::kP2pTree) env["TUTTI_ALGO"] = "tree";
+    if (!gpuToGpu(path)) env["TUTTI_P2P_DISABLE"] = "1";
+    if (path == Path::kStagedSocket) env["TUTTI_SHM_DISABLE"] = "1";
+    if (path == Path::kTwoNodes) env["TUTTI_HOSTID"] = "node" + std::to_string(rank / 2);
     return env;
   };
 }
 
-std::string runMatrix(const RankContext& ctx, const std::vector<size_t>& counts) {
-  processDevice();
+// Which path the calls so far took, from what they asked of the device:
+// staging allocates page-locked memory, P2P between processes maps the
+// peers' device memory.
+std::string checkPath(Path path, int nranks, int pinnedBefore) {
+  FakeDevice& d = processDevice();
+  const int pinned = d.pinnedAllocations() - pinnedBefore;
+  if (gpuToGpu(path) && pinned > 0) return "P2P calls staged through pinned host memory";
+  if (gpuToGpu(path) && nranks > 1 && d.ipcOpens() == 0) return "P2P mapped no peer's device memory";
+  if (!gpuToGpu(path) && pinned == 0) return "staged calls allocated no pinned memory";
+  if (!gpuToGpu(path) && d.ipcOpens() > 0) return "staged calls mapped device memory of peers";
+  return "";
+}
+
+std::string runMatrix(const RankContext& ctx, Path path, const std::vector<size_t>& counts) {
+  const int pinnedBefore = processDevice().pinnedAllocations();
   tuttiComm_t comm = nullptr;
   std::string err = initComm(ctx, &comm);
   if (!err.empty()) return err;
@@ -99,30 +127,38 @@ std::string runMatrix(const RankContext& ctx, const std::vector<size_t>& counts)
   err = runEveryCase(comm, ctx.rank, ctx.nranks, counts, &dev, 1);
   if (!err.empty()) return err;
   tuttiCommDestroy(comm);
-  return "";
+  return checkPath(path, ctx.nranks, pinnedBefore);
 }
 
-class StagedMatrix : public ::testing::TestWithParam<std::tuple<int, Net>> {};
+class DeviceMatrix : public ::testing::TestWithParam<std::tuple<int, Path>> {};
 
-TEST_P(StagedMatrix, EveryCollectiveDtypeOpInAndOutOfPlace) {
+TEST_P(DeviceMatrix, EveryCollectiveDtypeOpInAndOutOfPlace) {
   const int n = std::get<0>(GetParam());
-  auto body = [](const RankContext& ctx) { return runMatrix(ctx, {0, 1, 7, 1031}); };
-  EXPECT_EQ(summarize(runRanks(n, body, stagingEnv(std::get<1>(GetParam())))), "");
+  const Path path = std::get<1>(GetParam());
+  auto body = [path](const RankContext& ctx) { return runMatrix(ctx, path, {0, 1, 7, 1031}); };
+  EXPECT_EQ(summarize(runRanks(n, body, deviceEnv(path))), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, StagedMatrix,
-                         ::testing::Values(std::make_tuple(1, Net::kShm), std::make_tuple(2, Net::kShm),
-                                           std::make_tuple(3, Net::kShm), std::make_tuple(4, Net::kSocket),
-                                           std::make_tuple(4, Net::kTwoNodes)),
+INSTANTIATE_TEST_SUITE_P(Ranks, DeviceMatrix,
+                         ::testing::Values(std::make_tuple(1, Path::kP2p), std::make_tuple(2, Path::kP2p),
+                                           std::make_tuple(3, Path::kP2p), std::make_tuple(5, Path::kP2p),
+                                           std::make_tuple(3, Path::kP2pTree), std::make_tuple(5, Path::kP2pTree),
+                                           std::make_tuple(2, Path::kStagedShm),
+                                           std::make_tuple(3, Path::kStagedShm),
+                                           std::make_tuple(4, Path::kStagedSocket),
+                                           std::make_tuple(4, Path::kTwoNodes)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
-                                  netName(std::get<1>(info.param));
+                                  pathName(std::get<1>(info.param));
                          });
 
-// A large call: many pieces in flight through both stages.
-TEST(StagedDevice, LargeAllReduceAndAllGatherPipelined) {
-  auto body = [](const RankContext& ctx) -> std::string {
-    processDevice();
+// A large call: many chunks (P2P) or pieces (staged) in flight.
+class DeviceLarge : public ::testing::TestWithParam<Path> {};
+
+TEST_P(DeviceLarge, AllReduceAllGatherReduceScatterPipelined) {
+  const Path path = GetParam();
+  auto body = [path](const RankContext& ctx) -> std::string {
+    const int pinnedBefore = processDevice().pinnedAllocations();
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
     if (!err.empty()) return err;
@@ -132,18 +168,23 @@ TEST(StagedDevice, LargeAllReduceAndAllGatherPipelined) {
       if (!err.empty()) return err;
     }
     tuttiCommDestroy(comm);
-    return "";
+    return checkPath(path, ctx.nranks, pinnedBefore);
   };
-  EXPECT_EQ(summarize(runRanks(3, body, [](int) {
-              return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"},
-                                                        {"TUTTI_STAGING_BYTES", "65536"}};
-            })),
-            "");
+  RankEnv env = [path](int rank) {
+    auto e = deviceEnv(path)(rank);
+    e["TUTTI_STAGING_BYTES"] = "65536";
+    e["TUTTI_P2P_BUFFSIZE"] = "262144";
+    return e;
+  };
+  EXPECT_EQ(summarize(runRanks(3, body, env)), "");
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, DeviceLarge, ::testing::Values(Path::kP2p, Path::kStagedShm),
+                         [](const auto& info) { return std::string(pathName(info.param)); });
 
 // The call returns while its stream is still held; work queued after it on
 // the stream sees the result.
-TEST(StagedDevice, StreamOrdered) {
+TEST(DeviceBuffers, StreamOrdered) {
   auto body = [](const RankContext& ctx) -> std::string {
     FakeDevice& d = processDevice();
     tuttiComm_t comm = nullptr;
@@ -182,11 +223,11 @@ TEST(StagedDevice, StreamOrdered) {
     d.destroyStream(s);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
+  EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(Path::kP2p))), "");
 }
 
 // Four ranks in one process sharing device 0 and one stream, in a group.
-TEST(StagedDevice, InitAllRanksShareOneDeviceAndStream) {
+TEST(DeviceBuffers, InitAllRanksShareOneDeviceAndStream) {
   auto body = [](const RankContext& ctx) -> std::string {
     if (ctx.rank != 0) return "";
     FakeDevice& d = processDevice();
@@ -224,12 +265,77 @@ TEST(StagedDevice, InitAllRanksShareOneDeviceAndStream) {
       return std::string("devlist message: ") + tuttiGetLastError(nullptr);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(1, body, stagingEnv(Net::kShm))), "");
+  EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(Path::kP2p))), "");
 }
+
+// Two ranks of one process on devices 0 and 1: with peer access they go GPU
+// to GPU through plain pointers (no IPC within a process); without it they
+// are staged.
+class TwoDevices : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TwoDevices, InitAllReduceAndGather) {
+  const bool peerAccess = GetParam();
+  auto body = [peerAccess](const RankContext& ctx) -> std::string {
+    if (ctx.rank != 0) return "";
+    FakeDevice& d = processDevice();
+    d.setPeerAccess(peerAccess);
+    const int pinnedBefore = d.pinnedAllocations();
+    const int n = 2;
+    const int devlist[n] = {0, 1};
+    tuttiComm_t comms[n];
+    if (tuttiCommInitAll(comms, n, devlist) != tuttiSuccess)
+      return std::string("init all: ") + tuttiGetLastError(nullptr);
+    const size_t count = 10007;
+    auto value = [](int r, size_t i) { return static_cast<int32_t>((r + 1) * (i % 977)); };
+    std::vector<void*> sum(n), part(n), gathered(n);
+    std::vector<tutti::DeviceStream> streams(n);
+    for (int r = 0; r < n; ++r) {
+      std::vector<int32_t> h(count);
+      for (size_t i = 0; i < count; ++i) h[i] = value(r, i);
+      sum[r] = d.alloc(count * 4, r);
+      part[r] = d.alloc(count * 4, r);
+      gathered[r] = d.alloc(n * count * 4, r);
+      d.upload(sum[r], h.data(), count * 4);
+      d.upload(part[r], h.data(), count * 4);
+      streams[r] = *d.createStream();
+    }
+    tuttiGroupStart();
+    for (int r = 0; r < n; ++r) {
+      tuttiAllReduce(sum[r], sum[r], count, tuttiInt32, tuttiSum, comms[r], streams[r]);
+      tuttiAllGather(part[r], gathered[r], count, tuttiInt32, comms[r], streams[r]);
+    }
+    if (tuttiGroupEnd() != tuttiSuccess) return std::string("group: ") + tuttiGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      if (!d.synchronize(streams[r]).ok()) return "synchronize";
+      std::vector<int32_t> got(count), all(n * count);
+      d.download(got.data(), sum[r], count * 4);
+      d.download(all.data(), gathered[r], n * count * 4);
+      for (size_t i = 0; i < count; ++i) {
+        if (got[i] != value(0, i) + value(1, i))
+          return "rank " + std::to_string(r) + " sum element " + std::to_string(i) + " is " + std::to_string(got[i]);
+        for (int q = 0; q < n; ++q)
+          if (all[q * count + i] != value(q, i))
+            return "rank " + std::to_string(r) + " gathered row " + std::to_string(q) + " element " +
+                   std::to_string(i) + " is " + std::to_string(all[q * count + i]);
+      }
+    }
+    for (int r = 0; r < n; ++r) tuttiCommDestroy(comms[r]);
+    const int pinned = d.pinnedAllocations() - pinnedBefore;
+    if (peerAccess && (pinned > 0 || d.ipcOpens() > 0)) return "peers in one process did not go GPU to GPU";
+    if (!peerAccess && pinned == 0) return "devices without peer access were not staged";
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(Path::kP2p))), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(PeerAccess, TwoDevices, ::testing::Bool(),
+                         [](const auto& info) { return std::string(info.param ? "p2p" : "staged"); });
 
 // A peer that leaves: the stream is released, and the failure is the
 // communicator's async error, naming the peer.
-TEST(StagedDevice, DeadPeerOpensTheGateAndSetsTheAsyncError) {
+class DeadPeer : public ::testing::TestWithParam<Path> {};
+
+TEST_P(DeadPeer, OpensTheGateAndSetsTheAsyncError) {
   auto body = [](const RankContext& ctx) -> std::string {
     FakeDevice& d = processDevice();
     tuttiComm_t comm = nullptr;
@@ -250,14 +356,17 @@ TEST(StagedDevice, DeadPeerOpensTheGateAndSetsTheAsyncError) {
     tuttiCommAbort(comm);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
+  EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(GetParam()))), "");
 }
+
+INSTANTIATE_TEST_SUITE_P(Paths, DeadPeer, ::testing::Values(Path::kP2p, Path::kStagedShm),
+                         [](const auto& info) { return std::string(pathName(info.param)); });
 
 bool says(tuttiComm_t comm, const char* text) {
   return std::string(tuttiGetLastError(comm)).find(text) != std::string::npos;
 }
 
-TEST(StagedDevice, Refusals) {
+TEST(DeviceBuffers, Refusals) {
   auto body = [](const RankContext& ctx) -> std::string {
     // A communicator made while the process had no device is host-only.
     tuttiComm_t hostOnly = nullptr;
@@ -299,7 +408,7 @@ TEST(StagedDevice, Refusals) {
     tuttiCommDestroy(hostOnly);
     return "";
   };
-  EXPECT_EQ(summarize(runRanks(2, body, stagingEnv(Net::kShm))), "");
+  EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(Path::kP2p))), "");
 }
 
 }  // namespace

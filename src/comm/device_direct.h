@@ -1,0 +1,64 @@
+// Device buffers moved GPU to GPU: when every rank of a communicator is on
+// one node and every pair of devices can address each other (the same GPU,
+// or peers over NVLink or PCIe), collectives on device buffers run through
+// the executor itself, with P2P connections (transport/p2p) and the device
+// reducer on a stream of tutti's. Nothing is staged through host memory.
+// Where P2P is impossible the communicator stages instead (device_staging.h).
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/comm/connection_table.h"
+#include "src/device/device_reducer.h"
+#include "src/exec/executor.h"
+#include "transport/transport.h"
+
+namespace tutti {
+
+class Communicator;
+struct CollectiveArgs;
+
+class DeviceDirect final : public Links {
+ public:
+  // Collective over comm's ranks: every rank calls it at init with the PCI
+  // bus id of each rank's device (empty: host-only). Null on every rank
+  // unless every pair can use P2P (and TUTTI_P2P_DISABLE is unset).
+  static Result<std::unique_ptr<DeviceDirect>> create(Communicator& comm,
+                                                      const std::vector<std::string>& busIds);
+  ~DeviceDirect() override;
+
+  // Connects the rings of every channel (at init, before any call holds a stream).
+  Status connectRings();
+  // Runs the calls (their buffers on comm's device) together, blocking until
+  // the results are in device memory.
+  Status run(std::vector<CollectiveArgs>& calls);
+  // Device memory for a tree reduce's partial sums at ranks other than the root.
+  Result<void*> scratch(size_t bytes);
+  DeviceStream stream() const { return stream_; }
+
+  // Links
+  SendConnection* sendTo(int channel, int peer) override { return connections_.send(channel, peer); }
+  RecvConnection* recvFrom(int channel, int peer) override { return connections_.recv(channel, peer); }
+  std::string describePeer(int peer) const override;
+  void notifyFailure(int failedRank) override;
+
+ private:
+  DeviceDirect(Communicator& comm, DeviceRuntime& runtime, DeviceStream stream);
+  Status connect(const std::vector<const Plan*>& plans);
+
+  Communicator& comm_;
+  DeviceRuntime& runtime_;
+  DeviceStream stream_;
+  std::unique_ptr<Transport> p2p_;
+  ConnectionTable connections_;
+  DeviceReducer reducer_;
+  void* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+  std::deque<Plan> plans_;  // one per call of a run; a deque keeps their addresses
+  std::vector<Work> works_;
+};
+
+}  // namespace tutti
