@@ -115,21 +115,28 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const char* api) {
     }
     return st;
   };
-  // Staging memory first, before any gate can hold a stream.
+  // What the calls need (P2P connections and scratch, or staging memory)
+  // first, before any gate can hold a stream: making it may wait for peers,
+  // and freeing it for the whole device.
+  std::vector<DeviceDirect::Batch> toConnect;
   for (StreamBatch& b : batches) {
     Communicator& c = *b.comm->impl;
-    if (c.direct()) continue;  // its device memory was made at init
+    if (c.direct()) {
+      if (c.direct()->reserved(b.calls)) continue;
+      drainBackground(b.comm);
+      toConnect.push_back({c.direct(), &b.calls});
+      continue;
+    }
     TUTTI_ASSIGN_OR_RETURN(DeviceStaging* staging, c.staging());
     if (staging->reserved(b.calls, c.size())) continue;
     drainBackground(b.comm);  // no earlier call may still use what is replaced
     // tutti's stream belongs to the communicator's device; the caller keeps theirs.
-    DeviceRuntime& rt = deviceRuntime();
-    auto callers = rt.currentDevice();
-    Status st = rt.setDevice(c.device());
-    if (st.ok()) st = staging->reserve(b.calls, c.size());
-    if (callers.ok()) (void)rt.setDevice(*callers);
-    TUTTI_RETURN_IF_ERROR(st);
+    DeviceScope scope(rt, c.device());
+    TUTTI_RETURN_IF_ERROR(scope.status());
+    TUTTI_RETURN_IF_ERROR(staging->reserve(b.calls, c.size()));
   }
+  // Together: ranks of one group sharing this thread connect to each other.
+  TUTTI_RETURN_IF_ERROR(DeviceDirect::reserve(toConnect));
   for (StreamBatch& b : batches) {
     auto p = std::make_shared<Prepared>();
     p->comm = b.comm;

@@ -263,7 +263,15 @@ bool Communicator::requestConnections(const Plan& plan, Connector* connector, co
   return any;
 }
 
-Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
+namespace {
+// The bytes a call moves in all: gathered and scattered buffers hold every rank's.
+size_t callBytes(const CollectiveArgs& a, int nranks) {
+  const bool allRows = a.collective == Collective::kAllGather || a.collective == Collective::kReduceScatter;
+  return a.count * dtypeSize(a.dtype) * (allRows ? nranks : 1);
+}
+}  // namespace
+
+TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
   PlanRequest r;
   r.collective = a.collective;
   r.nranks = nranks_;
@@ -275,9 +283,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   r.rings = &rings_;
   r.layout = &layout_;
   r.allReduceTrees = allReduceTrees_;
-  size_t bytes = a.count * r.elemSize;
-  if (a.collective == Collective::kAllGather || a.collective == Collective::kReduceScatter)
-    bytes *= nranks_;
+  const size_t bytes = callBytes(a, nranks_);
   TuneChoice choice{Algorithm::kRing, 1, config_.slotBytes, 0};
   const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
   if (!p2p && nranks_ > 1) {
@@ -294,16 +300,28 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;
   buildPlan(r, plan);
+  return choice;
+}
+
+size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
+  // A tree reduce accumulates children in the output, which only the root has.
+  if (plan.algorithm != Algorithm::kTree || a.collective != Collective::kReduce || rank_ == a.root) return 0;
+  return a.count * dtypeSize(a.dtype);
+}
+
+Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
+  const TuneChoice choice = planCall(a, plan);
+  const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
+  const size_t bytes = callBytes(a, nranks_);
   work->plan = plan;
   work->input = a.input;
   work->output = a.output;
-  // A tree reduce accumulates children in the output, which only the root has.
-  if (plan->algorithm == Algorithm::kTree && a.collective == Collective::kReduce && rank_ != a.root) {
-    if (a.onDevice && direct_) {
-      TUTTI_ASSIGN_OR_RETURN(work->output, direct_->scratch(bytes));
+  if (const size_t scratch = scratchBytes(a, *plan)) {
+    if (a.onDevice && direct_) {  // where the device's kernels can reach
+      TUTTI_ASSIGN_OR_RETURN(work->output, direct_->scratch(scratch));
     } else {
-      if (scratch_.size() < bytes) {
-        TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(bytes));
+      if (scratch_.size() < scratch) {
+        TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(scratch));
       }
       work->output = scratch_.data();
     }
@@ -313,14 +331,16 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->nranks = nranks_;
   work->rank = rank_;
   work->sequence = ++sequence_;
-  work->links = this;
+  // Device buffers GPU to GPU travel over the P2P connections, in their chunks.
+  const bool gpuToGpu = a.onDevice && direct_;
+  work->links = gpuToGpu ? static_cast<Links*>(direct_.get()) : this;
   work->abort = &abort_;
-  work->chunkBytes = choice.chunkBytes;
+  work->chunkBytes = gpuToGpu ? config_.p2pSlotBytes : choice.chunkBytes;
   if (!p2p)
-    TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
+    TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes%s: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_), bytes,
-               algorithmName(choice.algorithm), choice.nchannels, choice.chunkBytes >> 10,
-               choice.predictedUs);
+               gpuToGpu ? " GPU to GPU" : "", algorithmName(choice.algorithm), choice.nchannels,
+               work->chunkBytes >> 10, choice.predictedUs);
   TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
               static_cast<unsigned long long>(sequence_), a.count, dtypeName(a.dtype),
               redOpName(a.op), a.root);

@@ -90,7 +90,11 @@ class Communicator final : public Links {
 
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
+  // Device calls of a GPU-to-GPU communicator get direct()'s links.
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
+  // The plan alone (the cost model's choice), and the scratch it needs.
+  TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
+  size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
   // Registers with the connector every connection the plan uses that does not
   // exist yet (in `set`, else the communicator's own); the caller runs its
   // phases (across communicators in a group). False when nothing is missing.

@@ -1,7 +1,9 @@
 #include "src/comm/device_direct.h"
 
-#include "src/comm/communicator.h"
+#include <algorithm>
+
 #include "src/comm/connector.h"
+#include "src/comm/group.h"
 #include "src/common/log.h"
 #include "transport/p2p/transport.h"
 
@@ -21,6 +23,7 @@ Result<std::unique_ptr<DeviceDirect>> DeviceDirect::create(Communicator& comm,
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, rt.createStream());
   std::unique_ptr<DeviceDirect> direct(new DeviceDirect(comm, rt, stream));
   direct->p2p_ = std::make_unique<P2pTransport>(rt, stream, comm.device(), busIds);
+  direct->links_ = {&direct->connections_, direct->p2p_.get(), comm.config().p2pSlotBytes};
   std::vector<uint8_t> reaches(comm.size(), 1);
   const RankInfo& self = peers[comm.rank()];
   for (int p = 0; p < comm.size(); ++p)
@@ -50,15 +53,14 @@ DeviceDirect::~DeviceDirect() {
   (void)runtime_.synchronize(stream_);
   connections_.reset(0);
   if (scratch_) runtime_.freeDevice(scratch_);
+  for (void* p : retired_) runtime_.freeDevice(p);
   runtime_.destroyStream(stream_);
 }
 
 Status DeviceDirect::connect(const std::vector<const Plan*>& plans) {
-  LinkSet set{&connections_, p2p_.get(), comm_.config().p2pSlotBytes};
-  Connector connector;
-  bool any = false;
-  for (const Plan* plan : plans) any |= comm_.requestConnections(*plan, &connector, &set);
-  return any ? connector.run() : Status::Ok();
+  std::vector<PlanToConnect> wanted;
+  for (const Plan* plan : plans) wanted.push_back({&comm_, plan, &links_});
+  return connectPlans(wanted);
 }
 
 Status DeviceDirect::connectRings() {
@@ -66,16 +68,47 @@ Status DeviceDirect::connectRings() {
   return connect({&rings});
 }
 
+size_t DeviceDirect::planCalls(const std::vector<CollectiveArgs>& calls, std::deque<Plan>* plans) {
+  size_t scratch = 0;
+  for (const CollectiveArgs& call : calls) {
+    plans->emplace_back();
+    comm_.planCall(call, &plans->back());
+    scratch = std::max(scratch, comm_.scratchBytes(call, plans->back()));
+  }
+  return scratch;
+}
+
+bool DeviceDirect::reserved(const std::vector<CollectiveArgs>& calls) {
+  std::deque<Plan> plans;
+  if (planCalls(calls, &plans) > scratchBytes_) return false;
+  Connector missing;  // only asked what it would make
+  for (const Plan& plan : plans)
+    if (comm_.requestConnections(plan, &missing, &links_)) return false;
+  return true;
+}
+
+Status DeviceDirect::reserve(const std::vector<Batch>& batches) {
+  std::deque<Plan> plans;
+  std::vector<PlanToConnect> wanted;
+  for (const Batch& b : batches) {
+    const size_t first = plans.size();
+    const size_t scratch = b.direct->planCalls(*b.calls, &plans);
+    for (size_t i = first; i < plans.size(); ++i) wanted.push_back({&b.direct->comm_, &plans[i], &b.direct->links_});
+    TUTTI_RETURN_IF_ERROR(b.direct->scratch(scratch).status());
+  }
+  return connectPlans(wanted);
+}
+
+// Outgrown scratch is kept, not freed: freeing waits for the whole device,
+// where another communicator's gate may hold a stream.
 Result<void*> DeviceDirect::scratch(size_t bytes) {
   if (scratchBytes_ >= bytes) return scratch_;
-  if (scratch_) {
-    TUTTI_RETURN_IF_ERROR(runtime_.synchronize(stream_));
-    runtime_.freeDevice(scratch_);
-    scratch_ = nullptr;
-    scratchBytes_ = 0;
-  }
-  TUTTI_ASSIGN_OR_RETURN(scratch_, runtime_.allocDevice(bytes));
-  scratchBytes_ = bytes;
+  DeviceScope scope(runtime_, comm_.device());
+  TUTTI_RETURN_IF_ERROR(scope.status());
+  TUTTI_ASSIGN_OR_RETURN(void* grown, runtime_.allocDevice(std::max(bytes, 2 * scratchBytes_)));
+  if (scratch_) retired_.push_back(scratch_);
+  scratch_ = grown;
+  scratchBytes_ = std::max(bytes, 2 * scratchBytes_);
   return scratch_;
 }
 
@@ -84,12 +117,10 @@ Status DeviceDirect::run(std::vector<CollectiveArgs>& calls) {
   works_.assign(calls.size(), Work{});
   std::vector<const Plan*> plans;
   for (size_t i = 0; i < calls.size(); ++i) {
-    TUTTI_RETURN_IF_ERROR(comm_.prepare(calls[i], &plans_[i], &works_[i]));
-    works_[i].links = this;
-    works_[i].chunkBytes = comm_.config().p2pSlotBytes;
+    TUTTI_RETURN_IF_ERROR(comm_.prepare(calls[i], &plans_[i], &works_[i]));  // links: this
     plans.push_back(&plans_[i]);
   }
-  TUTTI_RETURN_IF_ERROR(connect(plans));
+  TUTTI_RETURN_IF_ERROR(connect(plans));  // reserved at enqueue: nothing is missing
   Status st = execute(works_.data(), works_.size(), reducer_, comm_.execOptions());
   Status launch = reducer_.takeError();
   // Every kernel reading or writing the caller's buffers ends before the

@@ -11,15 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "src/comm/communicator.h"
 #include "src/comm/connection_table.h"
 #include "src/device/device_reducer.h"
 #include "src/exec/executor.h"
 #include "transport/transport.h"
 
 namespace tutti {
-
-class Communicator;
-struct CollectiveArgs;
 
 class DeviceDirect final : public Links {
  public:
@@ -32,6 +30,17 @@ class DeviceDirect final : public Links {
 
   // Connects the rings of every channel (at init, before any call holds a stream).
   Status connectRings();
+  // Whether the connections and scratch the calls need exist. If not, the
+  // caller makes them with reserve() on its own thread, with no earlier call
+  // of the communicator left, before any gate holds a stream: connecting
+  // waits for peers, and freeing device memory waits for the whole device.
+  bool reserved(const std::vector<CollectiveArgs>& calls);
+  struct Batch {
+    DeviceDirect* direct;
+    const std::vector<CollectiveArgs>* calls;
+  };
+  // Several communicators at once (a group), so ranks sharing a thread connect together.
+  static Status reserve(const std::vector<Batch>& batches);
   // Runs the calls (their buffers on comm's device) together, blocking until
   // the results are in device memory.
   Status run(std::vector<CollectiveArgs>& calls);
@@ -48,15 +57,19 @@ class DeviceDirect final : public Links {
  private:
   DeviceDirect(Communicator& comm, DeviceRuntime& runtime, DeviceStream stream);
   Status connect(const std::vector<const Plan*>& plans);
+  // The largest tree-reduce scratch the calls need, with their plans.
+  size_t planCalls(const std::vector<CollectiveArgs>& calls, std::deque<Plan>* plans);
 
   Communicator& comm_;
   DeviceRuntime& runtime_;
   DeviceStream stream_;
   std::unique_ptr<Transport> p2p_;
   ConnectionTable connections_;
+  LinkSet links_;  // connections_ over p2p_, in P2P-sized slots
   DeviceReducer reducer_;
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
+  std::vector<void*> retired_;  // outgrown scratch, freed with the communicator
   std::deque<Plan> plans_;  // one per call of a run; a deque keeps their addresses
   std::vector<Work> works_;
 };

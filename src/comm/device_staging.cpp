@@ -51,26 +51,6 @@ size_t arenaLayout(const std::vector<CollectiveArgs>& calls, int nranks, std::ve
   return std::max<size_t>(total, 256);
 }
 
-// Events recorded on tutti's stream, destroyed however the run ends.
-class EventList {
- public:
-  explicit EventList(DeviceRuntime& rt) : rt_(rt) {}
-  ~EventList() {
-    for (DeviceEvent e : events_)
-      if (e) rt_.destroyEvent(e);
-  }
-  Result<size_t> record(DeviceStream s) {
-    TUTTI_ASSIGN_OR_RETURN(DeviceEvent e, rt_.recordEvent(s));
-    events_.push_back(e);
-    return events_.size() - 1;
-  }
-  Status wait(size_t index) { return rt_.waitEvent(events_[index]); }
-
- private:
-  DeviceRuntime& rt_;
-  std::vector<DeviceEvent> events_;
-};
-
 }  // namespace
 
 DeviceStaging::DeviceStaging(DeviceRuntime& runtime, size_t pieceBytes)
@@ -79,6 +59,8 @@ DeviceStaging::DeviceStaging(DeviceRuntime& runtime, size_t pieceBytes)
 DeviceStaging::~DeviceStaging() {
   if (haveStream_) {
     (void)runtime_.synchronize(stream_);
+    for (DeviceEvent e : inReady_)
+      if (e) runtime_.destroyEvent(e);
     runtime_.destroyStream(stream_);
   }
   for (Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1], &arena_})
@@ -106,7 +88,7 @@ size_t DeviceStaging::stageBytes(const CollectiveArgs& call, int nranks) const {
 }
 
 bool DeviceStaging::reserved(const std::vector<CollectiveArgs>& calls, int nranks) const {
-  if (!haveStream_) return false;
+  if (!haveStream_ || !inReady_[1]) return false;
   if (calls.size() != 1) return arena_.bytes >= arenaLayout(calls, nranks, nullptr, nullptr);
   const size_t bytes = stageBytes(calls.front(), nranks);
   for (const Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1]})
@@ -119,6 +101,10 @@ Status DeviceStaging::reserve(const std::vector<CollectiveArgs>& calls, int nran
     TUTTI_ASSIGN_OR_RETURN(stream_, runtime_.createStream());
     haveStream_ = true;
   }
+  for (DeviceEvent& e : inReady_)
+    if (!e) {
+      TUTTI_ASSIGN_OR_RETURN(e, runtime_.createEvent());
+    }
   if (calls.size() != 1) return ensure(arena_, arenaLayout(calls, nranks, nullptr, nullptr));
   const size_t bytes = stageBytes(calls.front(), nranks);
   for (Pinned* p : {&in_[0], &in_[1], &out_[0], &out_[1]}) TUTTI_RETURN_IF_ERROR(ensure(*p, bytes));
@@ -157,18 +143,15 @@ Status DeviceStaging::runPipelined(Communicator& comm, const CollectiveArgs& cal
   const size_t pieceElems = this->pieceElems(call, nranks);
   const size_t pieces = call.count == 0 ? 1 : (call.count + pieceElems - 1) / pieceElems;
   const bool in = readsInput(call, rank), out = writesOutput(call, rank);
-  EventList events(runtime_);
-  size_t inReady[2] = {0, 0};
   auto stageIn = [&](size_t k) -> Status {
     const size_t off = k * pieceElems, n = std::min(pieceElems, call.count - off);
     if (in && n > 0) TUTTI_RETURN_IF_ERROR(copyIn(call, nranks, off, n, in_[k % 2].data));
-    TUTTI_ASSIGN_OR_RETURN(inReady[k % 2], events.record(stream_));
-    return Status::Ok();
+    return runtime_.recordInto(inReady_[k % 2], stream_);
   };
   Status st = stageIn(0);
   for (size_t k = 0; k < pieces && st.ok(); ++k) {
     const size_t off = k * pieceElems, n = std::min(pieceElems, call.count - off);
-    st = events.wait(inReady[k % 2]);
+    st = runtime_.waitEvent(inReady_[k % 2]);  // waited on before piece k+2 records it again
     if (st.ok() && k + 1 < pieces) st = stageIn(k + 1);
     if (!st.ok()) break;
     CollectiveArgs piece = call;

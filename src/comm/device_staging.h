@@ -60,6 +60,7 @@ class DeviceStaging {
   size_t pieceBytes_;
   DeviceStream stream_ = nullptr;
   bool haveStream_ = false;
+  DeviceEvent inReady_[2] = {nullptr, nullptr};  // a piece's input is staged (recorded again per piece)
   Pinned in_[2], out_[2];  // double-buffered pieces, communicator lifetime
   Pinned arena_;           // groups: every call's input and output, whole
 };

@@ -15,21 +15,18 @@ struct GroupState {
 };
 thread_local GroupState tGroup;
 
-// Connects what the plans need and is not connected yet, across all
-// communicators: each phase runs on every communicator before the next
-// phase starts, so ranks sharing a thread cannot wait on each other.
-Status connectPlans(const std::vector<std::pair<Communicator*, const Plan*>>& plans) {
+}  // namespace
+
+Status connectPlans(const std::vector<PlanToConnect>& plans) {
   std::map<Communicator*, Connector> connectors;
   bool any = false;
-  for (const auto& [comm, plan] : plans) any |= comm->requestConnections(*plan, &connectors[comm]);
+  for (const PlanToConnect& p : plans) any |= p.comm->requestConnections(*p.plan, &connectors[p.comm], p.set);
   if (!any) return Status::Ok();
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.listenAll());
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.connectAll());
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.acceptAll());
   return Status::Ok();
 }
-
-}  // namespace
 
 void groupStart() { ++tGroup.depth; }
 
@@ -53,11 +50,11 @@ Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms) {
     }
   };
   std::vector<Work> works(calls.size());
-  std::vector<std::pair<Communicator*, const Plan*>> plans;
+  std::vector<PlanToConnect> plans;
   Status st;
   for (size_t i = 0; i < calls.size() && st.ok(); ++i) {
     st = calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
-    plans.push_back({calls[i].comm, &calls[i].plan});
+    plans.push_back({calls[i].comm, &calls[i].plan, nullptr});
   }
   if (st.ok()) st = connectPlans(plans);
   if (st.ok()) st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());

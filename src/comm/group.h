@@ -27,6 +27,16 @@ Result<std::shared_ptr<GroupCalls>> groupEnd();
 Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms);
 bool groupActive();
 
+// Connects what the plans need and is not connected yet, across all
+// communicators: each phase runs on every communicator before the next
+// phase starts, so ranks sharing a thread cannot wait on each other.
+struct PlanToConnect {
+  Communicator* comm;
+  const Plan* plan;
+  const LinkSet* set;  // null: the communicator's own connections
+};
+Status connectPlans(const std::vector<PlanToConnect>& plans);
+
 // Queues the call in the open group, or runs it now.
 Status submit(Communicator* comm, const CollectiveArgs& args);
 

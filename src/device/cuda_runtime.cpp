@@ -114,7 +114,7 @@ class CudaRuntime final : public DeviceRuntime {
 
   Result<DeviceEvent> createEvent() override {
     cudaEvent_t e = nullptr;
-    TUTTI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    TUTTI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
     return static_cast<DeviceEvent>(e);
   }
   Status recordInto(DeviceEvent e, DeviceStream s) override {

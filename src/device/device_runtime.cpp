@@ -72,6 +72,15 @@ DeviceRuntime& deviceRuntime() {
 
 void setDeviceRuntime(DeviceRuntime* runtime) { gOverride.store(runtime, std::memory_order_release); }
 
+DeviceScope::DeviceScope(DeviceRuntime& runtime, int device)
+    : runtime_(runtime), callers_(runtime.currentDevice()) {
+  if (!callers_.ok() || *callers_ != device) status_ = runtime.setDevice(device);
+}
+
+DeviceScope::~DeviceScope() {
+  if (callers_.ok() && status_.ok()) (void)runtime_.setDevice(*callers_);
+}
+
 std::string describeDevice(int device) {
   if (device < 0) return "host-only";
   return "device " + std::to_string(device) + " (" + deviceRuntime().name() + ")";

@@ -92,6 +92,22 @@ class DeviceRuntime {
   virtual void closeMemory(void* p) = 0;
 };
 
+// Makes `device` current on this thread for a scope, then the caller's again
+// (CUDA allocates and creates events on the current device).
+class DeviceScope {
+ public:
+  DeviceScope(DeviceRuntime& runtime, int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  DeviceRuntime& runtime_;
+  Result<int> callers_;
+  Status status_;
+};
+
 // The runtime of this process (see above). Tests may replace it before any
 // communicator is made; nullptr restores the default.
 DeviceRuntime& deviceRuntime();

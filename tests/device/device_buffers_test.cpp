@@ -111,6 +111,8 @@ RankEnv deviceEnv(Path path) {
 std::string checkPath(Path path, int nranks, int pinnedBefore) {
   FakeDevice& d = processDevice();
   const int pinned = d.pinnedAllocations() - pinnedBefore;
+  if (d.memoryCallsWhileStreamHeld() > 0)
+    return "device memory was allocated, freed or mapped while a gate held a caller's stream";
   if (gpuToGpu(path) && pinned > 0) return "P2P calls staged through pinned host memory";
   if (gpuToGpu(path) && nranks > 1 && d.ipcOpens() == 0) return "P2P mapped no peer's device memory";
   if (!gpuToGpu(path) && pinned == 0) return "staged calls allocated no pinned memory";

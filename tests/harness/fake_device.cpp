@@ -254,8 +254,13 @@ Status FakeDevice::synchronize(DeviceStream s) {
 
 Status FakeDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) {
   streamOf(s).worker.post([this, fn, arg] {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++hostFunctionsRunning_;
+    }
     fn(arg);
     std::lock_guard<std::mutex> lock(mutex_);
+    --hostFunctionsRunning_;
     ++hostFunctions_;
   });
   return Status::Ok();
@@ -282,7 +287,23 @@ Status FakeDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size
   return Status::Ok();
 }
 
+void FakeDevice::countMemoryCall() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (hostFunctionsRunning_ > 0) ++memoryCallsWhileStreamHeld_;
+}
+
+int FakeDevice::memoryCallsWhileStreamHeld() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return memoryCallsWhileStreamHeld_;
+}
+
+void FakeDevice::freeDevice(void* p) {
+  countMemoryCall();
+  free(p);
+}
+
 Result<void*> FakeDevice::allocDevice(size_t bytes) {
+  countMemoryCall();
   auto device = currentDevice();
   return alloc(bytes, *device);
 }
@@ -330,6 +351,7 @@ Result<DeviceIpcHandle> FakeDevice::exportMemory(void* p) {
 }
 
 Result<void*> FakeDevice::openMemory(const DeviceIpcHandle& handle) {
+  countMemoryCall();
   IpcPayload payload;
   std::memcpy(&payload, handle.bytes, sizeof(payload));
   if (payload.pid == getpid())  // as cudaIpcOpenMemHandle

@@ -35,6 +35,10 @@ class FakeDevice final : public tutti::DeviceRuntime {
   // memory mapped from another process (P2P over IPC).
   int pinnedAllocations() const;
   int ipcOpens() const;
+  // tutti's device allocations, frees and IPC maps made while a host
+  // function (a gate) held a stream: on a GPU a free then waits for the
+  // gate, which waits for the collective, which waits for the free.
+  int memoryCallsWhileStreamHeld() const;
   // Whether distinct devices may address each other (default yes): no
   // peer access makes tutti stage device buffers instead.
   void setPeerAccess(bool allowed) { peerAccess_ = allowed; }
@@ -61,7 +65,7 @@ class FakeDevice final : public tutti::DeviceRuntime {
   tutti::Status recordInto(tutti::DeviceEvent e, tutti::DeviceStream s) override;
   tutti::Result<bool> eventDone(tutti::DeviceEvent e) override;
   tutti::Result<void*> allocDevice(size_t bytes) override;
-  void freeDevice(void* p) override { free(p); }
+  void freeDevice(void* p) override;
   tutti::Status reduceAsync(void* dst, const void* a, const void* b, size_t count,
                             tutti::DataType dtype, tutti::RedOp op, int divisor,
                             tutti::DeviceStream s) override;
@@ -74,7 +78,7 @@ class FakeDevice final : public tutti::DeviceRuntime {
   // through /proc, mapped at a fresh unreadable address there.
   tutti::Result<tutti::DeviceIpcHandle> exportMemory(void* p) override;
   tutti::Result<void*> openMemory(const tutti::DeviceIpcHandle& handle) override;
-  void closeMemory(void* p) override { free(p); }
+  void closeMemory(void* p) override { freeDevice(p); }
 
  private:
   struct Allocation;
@@ -85,6 +89,7 @@ class FakeDevice final : public tutti::DeviceRuntime {
   void* backing(const void* p);
   // Registers shared `bytes` (a memfd's mapping) behind a fresh unreadable address.
   void* addAllocation(char* bytes, size_t size, int device, int fd);
+  void countMemoryCall();
 
   int devices_;
   std::vector<std::string> busIds_;
@@ -95,6 +100,8 @@ class FakeDevice final : public tutti::DeviceRuntime {
   int hostFunctions_ = 0;
   int pinnedAllocations_ = 0;
   int ipcOpens_ = 0;
+  int hostFunctionsRunning_ = 0;
+  int memoryCallsWhileStreamHeld_ = 0;
   bool peerAccess_ = true;
 };
 

@@ -65,6 +65,8 @@ Result<std::unique_ptr<RecvConnection>> P2pTransport::listen(const ConnectionSpe
   if (spec.nslots > kShmMaxSlots)
     return InvalidArgument("TUTTI_NSTEPS=" + std::to_string(spec.nslots) +
                            " exceeds the P2P maximum of " + std::to_string(kShmMaxSlots));
+  DeviceScope scope(runtime_, device_);  // a group's ranks share the caller's thread
+  TUTTI_RETURN_IF_ERROR(scope.status());
   P2pHandle h{};
   snprintf(h.name, sizeof(h.name), "/tutti-p2p-%016" PRIx64 "-%d-%u", spec.commMagic,
            spec.self->rank, spec.connectionId);
@@ -89,6 +91,8 @@ Result<std::unique_ptr<RecvConnection>> P2pTransport::listen(const ConnectionSpe
 
 Result<std::unique_ptr<SendConnection>> P2pTransport::connect(const ConnectionSpec& spec,
                                                               const ConnectionHandle& handle) {
+  DeviceScope scope(runtime_, device_);
+  TUTTI_RETURN_IF_ERROR(scope.status());
   P2pHandle h;
   std::memcpy(&h, handle.bytes, sizeof(h));
   auto segment = std::make_unique<ShmSegment>();
