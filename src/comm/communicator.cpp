@@ -243,7 +243,10 @@ bool Communicator::requestConnections(const Plan& plan, Connector* connector, co
   auto spec = [&](int channel, int peer, int sender) {
     ConnectionSpec sp = specFor(channel, peer);
     sp.connectionId = ConnectionTable::connectionId(channel, sender);
-    if (set) sp.slotBytes = set->slotBytes;
+    if (set) {
+      sp.connectionId |= set->idBits;
+      sp.slotBytes = set->slotBytes;
+    }
     return sp;
   };
   bool any = false;

@@ -58,6 +58,7 @@ struct LinkSet {
   ConnectionTable* table = nullptr;
   Transport* transport = nullptr;
   size_t slotBytes = 0;
+  uint32_t idBits = 0;  // or'ed into connection ids: its handles travel under their own tags
 };
 
 class Communicator final : public Links {

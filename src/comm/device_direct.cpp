@@ -23,7 +23,7 @@ Result<std::unique_ptr<DeviceDirect>> DeviceDirect::create(Communicator& comm,
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, rt.createStream());
   std::unique_ptr<DeviceDirect> direct(new DeviceDirect(comm, rt, stream));
   direct->p2p_ = std::make_unique<P2pTransport>(rt, stream, comm.device(), busIds);
-  direct->links_ = {&direct->connections_, direct->p2p_.get(), comm.config().p2pSlotBytes};
+  direct->links_ = {&direct->connections_, direct->p2p_.get(), comm.config().p2pSlotBytes, 1u << 30};
   std::vector<uint8_t> reaches(comm.size(), 1);
   const RankInfo& self = peers[comm.rank()];
   for (int p = 0; p < comm.size(); ++p)
