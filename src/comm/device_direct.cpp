@@ -57,43 +57,39 @@ DeviceDirect::~DeviceDirect() {
   runtime_.destroyStream(stream_);
 }
 
-Status DeviceDirect::connect(const std::vector<const Plan*>& plans) {
-  std::vector<PlanToConnect> wanted;
-  for (const Plan* plan : plans) wanted.push_back({&comm_, plan, &links_});
-  return connectPlans(wanted);
-}
-
 Status DeviceDirect::connectRings() {
   Plan rings = comm_.ringEdges();
-  return connect({&rings});
+  return connectPlans({{&comm_, &rings, &links_}});
 }
 
-size_t DeviceDirect::planCalls(const std::vector<CollectiveArgs>& calls, std::deque<Plan>* plans) {
+size_t DeviceDirect::planCalls(const std::vector<CollectiveArgs>& calls, Plan* plans) {
   size_t scratch = 0;
-  for (const CollectiveArgs& call : calls) {
-    plans->emplace_back();
-    comm_.planCall(call, &plans->back());
-    scratch = std::max(scratch, comm_.scratchBytes(call, plans->back()));
+  for (size_t i = 0; i < calls.size(); ++i) {
+    comm_.planCall(calls[i], &plans[i]);
+    scratch = std::max(scratch, comm_.scratchBytes(calls[i], plans[i]));
   }
   return scratch;
 }
 
 bool DeviceDirect::reserved(const std::vector<CollectiveArgs>& calls) {
-  std::deque<Plan> plans;
-  if (planCalls(calls, &plans) > scratchBytes_) return false;
+  if (checked_.size() < calls.size()) checked_.resize(calls.size());
+  if (planCalls(calls, checked_.data()) > scratchBytes_) return false;
   Connector missing;  // only asked what it would make
-  for (const Plan& plan : plans)
-    if (comm_.requestConnections(plan, &missing, &links_)) return false;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (comm_.requestConnections(checked_[i], &missing, &links_)) return false;
   return true;
 }
 
 Status DeviceDirect::reserve(const std::vector<Batch>& batches) {
-  std::deque<Plan> plans;
+  size_t total = 0;
+  for (const Batch& b : batches) total += b.calls->size();
+  std::vector<Plan> plans(total);  // sized once: the connector keeps their addresses
   std::vector<PlanToConnect> wanted;
+  size_t next = 0;
   for (const Batch& b : batches) {
-    const size_t first = plans.size();
-    const size_t scratch = b.direct->planCalls(*b.calls, &plans);
-    for (size_t i = first; i < plans.size(); ++i) wanted.push_back({&b.direct->comm_, &plans[i], &b.direct->links_});
+    const size_t scratch = b.direct->planCalls(*b.calls, plans.data() + next);
+    for (size_t i = 0; i < b.calls->size(); ++i, ++next)
+      wanted.push_back({&b.direct->comm_, &plans[next], &b.direct->links_});
     TUTTI_RETURN_IF_ERROR(b.direct->scratch(scratch).status());
   }
   return connectPlans(wanted);
@@ -115,12 +111,9 @@ Result<void*> DeviceDirect::scratch(size_t bytes) {
 Status DeviceDirect::run(std::vector<CollectiveArgs>& calls) {
   plans_.resize(calls.size());
   works_.assign(calls.size(), Work{});
-  std::vector<const Plan*> plans;
-  for (size_t i = 0; i < calls.size(); ++i) {
+  // Connections and scratch were reserved at enqueue, on the caller's thread.
+  for (size_t i = 0; i < calls.size(); ++i)
     TUTTI_RETURN_IF_ERROR(comm_.prepare(calls[i], &plans_[i], &works_[i]));  // links: this
-    plans.push_back(&plans_[i]);
-  }
-  TUTTI_RETURN_IF_ERROR(connect(plans));  // reserved at enqueue: nothing is missing
   Status st = execute(works_.data(), works_.size(), reducer_, comm_.execOptions());
   Status launch = reducer_.takeError();
   // Every kernel reading or writing the caller's buffers ends before the

@@ -46,7 +46,6 @@ class DeviceDirect final : public Links {
   Status run(std::vector<CollectiveArgs>& calls);
   // Device memory for a tree reduce's partial sums at ranks other than the root.
   Result<void*> scratch(size_t bytes);
-  DeviceStream stream() const { return stream_; }
 
   // Links
   SendConnection* sendTo(int channel, int peer) override { return connections_.send(channel, peer); }
@@ -56,9 +55,9 @@ class DeviceDirect final : public Links {
 
  private:
   DeviceDirect(Communicator& comm, DeviceRuntime& runtime, DeviceStream stream);
-  Status connect(const std::vector<const Plan*>& plans);
-  // The largest tree-reduce scratch the calls need, with their plans.
-  size_t planCalls(const std::vector<CollectiveArgs>& calls, std::deque<Plan>* plans);
+  // Plans the calls into plans[0..calls.size()); returns the largest
+  // tree-reduce scratch they need.
+  size_t planCalls(const std::vector<CollectiveArgs>& calls, Plan* plans);
 
   Communicator& comm_;
   DeviceRuntime& runtime_;
@@ -72,6 +71,7 @@ class DeviceDirect final : public Links {
   std::vector<void*> retired_;  // outgrown scratch, freed with the communicator
   std::deque<Plan> plans_;  // one per call of a run; a deque keeps their addresses
   std::vector<Work> works_;
+  std::vector<Plan> checked_;  // reserved()'s plans, reused: a steady call allocates nothing
 };
 
 }  // namespace tutti

@@ -27,15 +27,22 @@ Status P2pEnd::record(uint64_t index) { return runtime_.recordInto(events_[index
 Status P2pEnd::publish(uint64_t recorded, std::atomic<uint64_t>& counter) {
   const uint64_t before = published_;
   while (published_ < recorded) {
-    TUTTI_ASSIGN_OR_RETURN(bool done, runtime_.eventDone(events_[published_ % nslots_]));
-    if (!done) break;
+    auto done = runtime_.eventDone(events_[published_ % nslots_]);
+    if (!done.ok()) {
+      if (broken_.ok()) broken_ = done.status().withContext("P2P slot event with " + peerName_);
+      return broken_;
+    }
+    if (!*done) break;
     ++published_;
   }
   if (published_ != before) counter.store(published_, std::memory_order_release);
   return Status::Ok();
 }
 
-Status P2pEnd::checkPeer() const { return checkShmPeer(*control_, peer_, peerName_); }
+Status P2pEnd::checkPeer() const {
+  if (!broken_.ok()) return broken_;
+  return checkShmPeer(*control_, peer_, peerName_);
+}
 
 void P2pEnd::notifyFailure(int failedRank) { noticeFailure(*control_, failedRank); }
 
@@ -54,7 +61,7 @@ P2pSendConnection::~P2pSendConnection() {
 
 void* P2pSendConnection::acquire(size_t* capacity) {
   if (posted_ - consumedSeen_ >= end_->nslots_) {
-    if (!progress().ok()) return nullptr;  // checkPeer reports a broken runtime
+    if (!progress().ok()) return nullptr;  // checkPeer reports it
     consumedSeen_ = end_->control_->consumed.load(std::memory_order_acquire);
     if (posted_ - consumedSeen_ >= end_->nslots_) return nullptr;
   }
@@ -76,7 +83,7 @@ P2pRecvConnection::~P2pRecvConnection() { end_->runtime_.freeDevice(end_->ring_)
 const void* P2pRecvConnection::peek(size_t* bytes) {
   if (consumed_ == postedSeen_) {
     // Idle: hand back slots whose reads have finished, then look again.
-    if (!progress().ok()) return nullptr;
+    if (!progress().ok()) return nullptr;  // checkPeer reports it
     postedSeen_ = end_->control_->posted.load(std::memory_order_acquire);
     if (consumed_ == postedSeen_) return nullptr;
   }

@@ -30,7 +30,8 @@ class P2pEnd {
   // Records slot `index`'s event: its chunk is written (sender) or read (receiver).
   Status record(uint64_t index);
   // Advances `counter` (posted or consumed) over every recorded slot whose
-  // event is done, up to `recorded`.
+  // event is done, up to `recorded`. A failed query is kept for checkPeer,
+  // so a caller that can only say "not yet" (acquire, peek) still reports it.
   Status publish(uint64_t recorded, std::atomic<uint64_t>& counter);
   Status checkPeer() const;
   void notifyFailure(int failedRank);
@@ -47,6 +48,7 @@ class P2pEnd {
   std::string peerName_;
   ProcessWatch peer_;
   uint64_t published_ = 0;
+  Status broken_;  // the first failed event query
 };
 
 class P2pSendConnection final : public SendConnection {
