@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Checks that scripts/install-deps.sh installs everything the build used.
+
+After a build, every header and library the build read from outside the
+source and build trees is mapped to the Debian package that owns it:
+  - headers: the compiler's dependency files as ninja logged them, and for
+    the torch extension (whose depfiles omit system headers) `c++ -M` of
+    each of its sources with its own flags;
+  - libraries: ldd of every program and shared library the build made.
+Each owning package must be one that install-deps.sh names, or one that
+those pull in through Depends or Pre-Depends (not Recommends), or part of
+Debian's base system (Essential or Priority: required), since install-deps.sh
+installs with --no-install-recommends on a fresh machine. A package reached
+only because an earlier session installed it by hand fails the check, naming
+the file and its package. The CUDA toolkit in /usr/local/cuda is no Debian
+package: its files are counted and allowed.
+
+    scripts/check-deps.py BUILD_DIR [--drop PKG ...]
+
+--drop leaves packages out of the list, to show that the check catches them.
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(HERE)
+CUDA_PREFIXES = ("/usr/local/cuda",)
+
+
+def listed_packages():
+    out = subprocess.run([os.path.join(HERE, "install-deps.sh"), "--list"],
+                         check=True, capture_output=True, text=True).stdout
+    return [p for p in out.split() if p]
+
+
+def installed_database():
+    """dpkg's status file: name -> fields of every installed package."""
+    db, fields, key = {}, {}, None
+    with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as f:
+        for line in f.read().splitlines() + [""]:
+            if not line:
+                if "ok installed" in fields.get("Status", "") and "Package" in fields:
+                    db[fields["Package"]] = fields
+                fields, key = {}, None
+            elif line[0] in " \t" and key:
+                fields[key] += " " + line.strip()
+            elif ":" in line:
+                key, value = line.split(":", 1)
+                fields[key] = value.strip()
+    return db
+
+
+def allowed_packages(roots, db):
+    """roots, everything their Depends/Pre-Depends reach, and the base system."""
+    providers = {}
+    for name, fields in db.items():
+        for p in re.split(r"\s*,\s*", fields.get("Provides", "")):
+            if p:
+                providers.setdefault(p.split()[0], []).append(name)
+    def resolve(alternatives):
+        # apt takes the first alternative it can satisfy; an installed one counts.
+        for alt in alternatives.split("|"):
+            name = alt.strip().split()[0].split(":")[0]
+            if name in db:
+                return [name]
+            if name in providers:
+                return providers[name]
+        return []
+    allowed, todo = set(), list(roots)
+    todo += [n for n, f in db.items()
+             if f.get("Essential") == "yes" or f.get("Priority") == "required"]
+    while todo:
+        name = todo.pop()
+        if name in allowed or name not in db:
+            continue
+        allowed.add(name)
+        for field in ("Depends", "Pre-Depends"):
+            for group in re.split(r"\s*,\s*", db[name].get(field, "")):
+                if group:
+                    todo += resolve(group)
+    return allowed
+
+
+def file_owners():
+    """Path -> package, from dpkg's file lists."""
+    owners = {}
+    for lst in glob.glob("/var/lib/dpkg/info/*.list"):
+        pkg = os.path.basename(lst)[:-len(".list")].split(":")[0]
+        with open(lst, encoding="utf-8", errors="replace") as f:
+            for path in f.read().splitlines():
+                owners.setdefault(path, pkg)
+    return owners
+
+
+def owner_of(path, owners):
+    candidates = [path, os.path.realpath(path)]
+    for c in list(candidates):  # merged /usr: /lib/x is /usr/lib/x
+        if c.startswith("/usr/"):
+            candidates.append(c[4:])
+        else:
+            candidates.append("/usr" + c)
+    for c in candidates:
+        if c in owners:
+            return owners[c]
+    # A path through a symlinked directory: try its real directory's entries.
+    real_dir = os.path.realpath(os.path.dirname(path))
+    base = os.path.basename(path)
+    for c in (os.path.join(real_dir, base), os.path.join(real_dir, base)[4:]):
+        if c in owners:
+            return owners[c]
+    return None
+
+
+def make_rule_deps(text):
+    """The prerequisites of `gcc -M` output."""
+    text = text.replace("\\\n", " ")
+    return {p for line in text.splitlines() if ":" in line for p in line.split(":", 1)[1].split()}
+
+
+def extension_headers(build):
+    """The torch extension is compiled by torch's own ninja file, whose depfiles
+    leave out system headers (-MMD): preprocess each source again with -M."""
+    paths, sources = set(), 0
+    for ninja_file in glob.glob(os.path.join(build, "python-build", "**", "build.ninja"),
+                                recursive=True):
+        with open(ninja_file) as f:
+            text = f.read()
+        var = dict(re.findall(r"^(\w+) = (.*)$", text, re.M))
+        cflags = [a for a in shlex.split(var.get("cflags", "")) if a != "-c"]
+        post = [a for a in shlex.split(var.get("post_cflags", "")) if a not in ("-MD", "-MMD")]
+        for source in re.findall(r"^build \S+: compile (\S+)$", text, re.M):
+            out = subprocess.run([var.get("cxx", "c++"), "-M", *cflags, source, *post],
+                                 check=True, capture_output=True, text=True).stdout
+            paths |= make_rule_deps(out)
+            sources += 1
+    return paths, sources
+
+
+def headers_used(build):
+    """Every file a compile read: ninja's log of CMake's build (its depfiles
+    name system headers), and the torch extension's."""
+    paths = set()
+    out = subprocess.run(["ninja", "-C", build, "-t", "deps"], check=True,
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("    "):
+            path = line.strip()
+            paths.add(path if os.path.isabs(path) else os.path.join(build, path))
+    extension, sources = extension_headers(build)
+    return paths | extension, sources
+
+
+def is_elf(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def libraries_used(build):
+    """ldd of every program and shared library built; 'not found' is an error."""
+    paths, missing = set(), []
+    for root, dirs, files in os.walk(build):
+        dirs[:] = [d for d in dirs if d != "CMakeFiles"]
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not is_elf(path) or name.endswith(".o"):
+                continue
+            if not (os.access(path, os.X_OK) or ".so" in name):
+                continue
+            out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                if "not found" in line:
+                    missing.append(f"{path}: {line.strip()}")
+                m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)\s+\(", line)
+                if m:
+                    paths.add(m.group(1))
+    return paths, missing
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("--drop", action="append", default=[],
+                    help="leave this package out of install-deps.sh's list")
+    args = ap.parse_args()
+    build = os.path.realpath(args.build)
+    listed = [p for p in listed_packages() if p not in args.drop]
+    db = installed_database()
+    not_installed = [p for p in listed if p not in db]
+    allowed = allowed_packages(listed, db)
+    owners = file_owners()
+
+    headers, extension_sources = headers_used(build)
+    problems_first = []
+    if not extension_sources and glob.glob(os.path.join(build, "python", "tutti_torch", "*.so")):
+        problems_first = ["the torch extension was built but its build.ninja was not found"]
+    libraries, missing = libraries_used(build)
+    problems = problems_first + missing
+    checked, cuda, packages = 0, 0, set()
+    for path in sorted(headers | libraries):
+        path = os.path.normpath(path)
+        real = os.path.realpath(path)
+        if any(p.startswith(SOURCE + "/") or p.startswith(build + "/") for p in (path, real)):
+            continue
+        if any(p.startswith(c) for p in (path, real) for c in CUDA_PREFIXES):
+            cuda += 1
+            continue
+        checked += 1
+        pkg = owner_of(path, owners)
+        if pkg is None:
+            problems.append(f"{path}: belongs to no Debian package")
+        elif pkg not in allowed:
+            problems.append(f"{path}: from package {pkg}, which scripts/install-deps.sh neither "
+                            f"names nor pulls in through Depends")
+        else:
+            packages.add(pkg)
+    for p in not_installed:
+        problems.append(f"{p}: named by scripts/install-deps.sh but not installed")
+    print(f"check-deps: {checked} headers and libraries from {len(packages)} Debian packages, "
+          f"{cuda} from the CUDA toolkit in /usr/local/cuda"
+          + (f" (dropped: {', '.join(args.drop)})" if args.drop else ""))
+    for p in problems:
+        print("check-deps: " + p)
+    if problems:
+        print(f"check-deps: FAILED: {len(problems)} file(s) a fresh machine would lack")
+        return 1
+    print("check-deps: every one comes from a package install-deps.sh installs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
