@@ -1,5 +1,7 @@
 // The collective and point-to-point entry points: check every argument, say
 // which one is wrong, then hand the call to the group/executor machinery.
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -11,21 +13,33 @@ using namespace tutti;
 
 namespace {
 
-// Validates what every data call shares; `elementsPerRankFactor` is how many
-// times `count` elements a buffer holds (nranks for gathered buffers).
-Status checkData(const Communicator& c, const void* send, const void* recv, size_t count,
+// Validates what every data call shares; a buffer holds `sendFactor` (or
+// `recvFactor`) times `count` elements (nranks for gathered buffers). No
+// buffer may exceed PTRDIFF_MAX bytes (pointer differences inside it must be
+// defined) nor run past the end of the address space.
+Status checkData(const void* send, const void* recv, size_t count, const char* countName,
                  int dtype, bool needSend, bool needRecv, size_t sendFactor, size_t recvFactor) {
   if (!validDataType(dtype))
     return InvalidArgument("invalid datatype " + std::to_string(dtype) + " (valid: 0.." +
                            std::to_string(kNumDataTypes - 1) + ")");
-  size_t es = dtypeSize(static_cast<DataType>(dtype));
-  size_t factor = sendFactor > recvFactor ? sendFactor : recvFactor;
-  if (count > std::numeric_limits<size_t>::max() / es / factor)
-    return InvalidArgument("count " + std::to_string(count) + " x " + std::to_string(factor) +
-                           " elements of " + std::to_string(es) + " bytes overflows size_t");
+  const size_t es = dtypeSize(static_cast<DataType>(dtype));
+  const size_t factor = sendFactor > recvFactor ? sendFactor : recvFactor;
+  const size_t limit = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
+  if (count > limit / es / factor)
+    return InvalidArgument(std::string(countName) + " " + std::to_string(count) +
+                           (factor > 1 ? " x " + std::to_string(factor) + " ranks" : "") + " x " +
+                           std::to_string(es) + "-byte elements exceeds PTRDIFF_MAX bytes");
   if (count > 0 && needSend && !send) return InvalidArgument("sendbuff is NULL with count > 0");
   if (count > 0 && needRecv && !recv) return InvalidArgument("recvbuff is NULL with count > 0");
-  (void)c;
+  auto wraps = [](const void* p, size_t bytes) {
+    return p && reinterpret_cast<uintptr_t>(p) > std::numeric_limits<uintptr_t>::max() - bytes;
+  };
+  if (needSend && wraps(send, count * es * sendFactor))
+    return InvalidArgument("sendbuff + " + std::string(countName) + " " + std::to_string(count) +
+                           " elements runs past the end of the address space");
+  if (needRecv && wraps(recv, count * es * recvFactor))
+    return InvalidArgument("recvbuff + " + std::string(countName) + " " + std::to_string(count) +
+                           " elements runs past the end of the address space");
   return Status::Ok();
 }
 
@@ -105,7 +119,7 @@ tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,
                              void* stream) {
   return guardedCall(comm, "tuttiAllReduce", [&](Communicator& c) -> Status {
-    TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, recvbuff, count, datatype, true, true, 1, 1));
+    TUTTI_RETURN_IF_ERROR(checkData(sendbuff, recvbuff, count, "count", datatype, true, true, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
     return dispatch(comm, c, makeArgs(Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, 0), "tuttiAllReduce", stream);
   });
@@ -115,7 +129,7 @@ tuttiResult_t tuttiAllGather(const void* sendbuff, void* recvbuff, size_t sendco
                              tuttiDataType_t datatype, tuttiComm_t comm, void* stream) {
   return guardedCall(comm, "tuttiAllGather", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(
-        checkData(c, sendbuff, recvbuff, sendcount, datatype, true, true, 1, c.size()));
+        checkData(sendbuff, recvbuff, sendcount, "sendcount", datatype, true, true, 1, c.size()));
     return dispatch(comm, c, makeArgs(Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype,
                                0, 0), "tuttiAllGather", stream);
   });
@@ -126,7 +140,7 @@ tuttiResult_t tuttiBroadcast(const void* sendbuff, void* recvbuff, size_t count,
   return guardedCall(comm, "tuttiBroadcast", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
     TUTTI_RETURN_IF_ERROR(
-        checkData(c, sendbuff, recvbuff, count, datatype, c.rank() == root, true, 1, 1));
+        checkData(sendbuff, recvbuff, count, "count", datatype, c.rank() == root, true, 1, 1));
     return dispatch(comm, c, makeArgs(Collective::kBroadcast, sendbuff, recvbuff, count, datatype, 0, root), "tuttiBroadcast", stream);
   });
 }
@@ -137,7 +151,7 @@ tuttiResult_t tuttiReduce(const void* sendbuff, void* recvbuff, size_t count,
   return guardedCall(comm, "tuttiReduce", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, root, "root"));
     TUTTI_RETURN_IF_ERROR(
-        checkData(c, sendbuff, recvbuff, count, datatype, true, c.rank() == root, 1, 1));
+        checkData(sendbuff, recvbuff, count, "count", datatype, true, c.rank() == root, 1, 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
     return dispatch(comm, c, makeArgs(Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root), "tuttiReduce", stream);
   });
@@ -148,7 +162,7 @@ tuttiResult_t tuttiReduceScatter(const void* sendbuff, void* recvbuff, size_t re
                                  void* stream) {
   return guardedCall(comm, "tuttiReduceScatter", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(
-        checkData(c, sendbuff, recvbuff, recvcount, datatype, true, true, c.size(), 1));
+        checkData(sendbuff, recvbuff, recvcount, "recvcount", datatype, true, true, c.size(), 1));
     TUTTI_RETURN_IF_ERROR(checkOp(op));
     return dispatch(comm, c, makeArgs(Collective::kReduceScatter, sendbuff, recvbuff, recvcount,
                                datatype, op, 0), "tuttiReduceScatter", stream);
@@ -168,7 +182,7 @@ tuttiResult_t tuttiSend(const void* sendbuff, size_t count, tuttiDataType_t data
                         tuttiComm_t comm, void* stream) {
   return guardedCall(comm, "tuttiSend", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
-    TUTTI_RETURN_IF_ERROR(checkData(c, sendbuff, nullptr, count, datatype, true, false, 1, 1));
+    TUTTI_RETURN_IF_ERROR(checkData(sendbuff, nullptr, count, "count", datatype, true, false, 1, 1));
     return dispatch(comm, c, makeArgs(Collective::kSend, sendbuff, nullptr, count, datatype, 0, peer), "tuttiSend", stream);
   });
 }
@@ -177,7 +191,7 @@ tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, 
                         tuttiComm_t comm, void* stream) {
   return guardedCall(comm, "tuttiRecv", [&](Communicator& c) -> Status {
     TUTTI_RETURN_IF_ERROR(checkRank(c, peer, "peer"));
-    TUTTI_RETURN_IF_ERROR(checkData(c, nullptr, recvbuff, count, datatype, false, true, 1, 1));
+    TUTTI_RETURN_IF_ERROR(checkData(nullptr, recvbuff, count, "count", datatype, false, true, 1, 1));
     return dispatch(comm, c, makeArgs(Collective::kRecv, nullptr, recvbuff, count, datatype, 0, peer), "tuttiRecv", stream);
   });
 }

@@ -45,6 +45,14 @@ Result<BootstrapHandle> makeRendezvous() {
   return startRoot(ifaces.front().address, randomMagic(), timeout);
 }
 
+Status checkHandle(tuttiComm_t comm) {
+  if (!comm) return InvalidArgument("comm is NULL");
+  if (comm->magic != tuttiComm::kMagic)
+    return InvalidArgument("comm is not a tutti communicator (no handle magic word: "
+                           "uninitialized, destroyed or corrupted?)");
+  return Status::Ok();
+}
+
 tuttiComm_t newHandle(const CommSettings& settings) {
   auto* handle = new tuttiComm;
   handle->settings = settings;

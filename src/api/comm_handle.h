@@ -35,6 +35,13 @@ Result<BootstrapHandle> makeRendezvous();
 }  // namespace tutti
 
 struct tuttiComm {
+  // First, and checked at every entry point before anything else is read: a
+  // pointer that is no live handle (zeroed, destroyed, another object) is
+  // refused instead of used. Cleared when the handle is freed.
+  uint64_t magic = kMagic;
+  static constexpr uint64_t kMagic = 0x74757474692d636dull;  // "tutti-cm"
+  ~tuttiComm() { *const_cast<volatile uint64_t*>(&magic) = 0; }
+
   std::unique_ptr<tutti::Communicator> impl;  // read only once `ready`
   std::atomic<bool> ready{false};
   std::atomic<int> pending{0};                // background tasks not finished
@@ -47,6 +54,10 @@ struct tuttiComm {
 };
 
 namespace tutti {
+
+// NULL, or a pointer without the handle's magic word, is InvalidArgument.
+Status checkHandle(tuttiComm_t comm);
+inline bool isHandle(tuttiComm_t comm) { return comm && comm->magic == tuttiComm::kMagic; }
 
 // A handle for a communicator still to be made; non-blocking ones get their
 // background thread.

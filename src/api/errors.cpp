@@ -14,7 +14,7 @@ const char* threadLastError() { return tLastError.c_str(); }
 
 tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st) {
   std::string where = api;
-  Communicator* c = comm && comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
+  Communicator* c = isHandle(comm) && comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
   if (c) {
     where += " (rank " + std::to_string(c->rank());
     if (!c->name().empty()) where += " of " + c->name();
@@ -53,7 +53,7 @@ const char* tuttiGetErrorString(tuttiResult_t result) {
 }
 
 const char* tuttiGetLastError(tuttiComm_t comm) {
-  if (comm && comm->ready.load(std::memory_order_acquire)) {
+  if (tutti::isHandle(comm) && comm->ready.load(std::memory_order_acquire)) {
     // Keep the string alive for the caller: copy into thread storage.
     thread_local std::string copy;
     copy = comm->impl->lastError();

@@ -148,7 +148,7 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
 }
 
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
-  if (!comm) return report(nullptr, "tuttiCommDestroy", InvalidArgument("comm is NULL"));
+  if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, "tuttiCommDestroy", st);
   drainBackground(comm);
   delete comm;
   return tuttiSuccess;
@@ -172,7 +172,7 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
 }
 
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
-  if (!comm) return report(nullptr, "tuttiCommAbort", InvalidArgument("comm is NULL"));
+  if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, "tuttiCommAbort", st);
   if (comm->ready.load(std::memory_order_acquire)) {
     Communicator& c = *comm->impl;
     c.abortFlag().store(true);
@@ -190,7 +190,7 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
 
 tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError) {
   const char* api = "tuttiCommGetAsyncError";
-  if (!comm) return report(nullptr, api, InvalidArgument("comm is NULL"));
+  if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, api, st);
   if (!asyncError) return report(comm, api, InvalidArgument("asyncError is NULL"));
   // pending drops only after ready or initResult is set.
   if (comm->pending.load() > 0) {

@@ -13,6 +13,12 @@ namespace tutti {
 Result<BootstrapHandle> startRoot(const SocketAddress& address, uint64_t magic,
                                   double timeoutSeconds);
 
+// The most ranks a communicator may have: the root's answer (a RankInfo
+// each) must fit its 32-bit length.
+constexpr int kMaxRanks = 1 << 22;
+// The longest refusal a rank accepts from the root.
+constexpr int kMaxRootErrorBytes = 4096;
+
 // Wire format of the rendezvous, shared by root and ranks.
 struct RootHello {
   uint64_t magic;

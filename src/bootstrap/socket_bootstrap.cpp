@@ -25,6 +25,9 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
   b->timeoutSeconds_ = timeoutSeconds;
   b->abort_ = abort;
   TUTTI_ASSIGN_OR_RETURN(b->listener_, Socket::listen(iface.address));
+  b->newcomers_ = std::make_unique<Newcomers>(
+      sizeof(Header), "rank " + std::to_string(rank) + "'s bootstrap listener " +
+                          b->listener_.boundAddress().toString());
   RankInfo self;
   self.rank = rank;
   self.nranks = nranks;
@@ -61,6 +64,10 @@ Status SocketBootstrap::rendezvous(const BootstrapHandle& handle, RankInfo self,
     Status st = s.sendAll(&hello, sizeof(hello), deadline, abort_);
     if (st.ok()) st = s.recvAll(&reply, sizeof(reply), deadline, abort_);
     if (st.ok() && reply.error != 0) {
+      if (reply.length < 0 || reply.length > kMaxRootErrorBytes)
+        return RemoteError("the root at " + root.toString() + " refused rank " +
+                           std::to_string(self.rank) + " with a malformed answer (length " +
+                           std::to_string(reply.length) + "): is that port really a tutti root?");
       std::string msg(reply.length, '\0');
       (void)s.recvAll(msg.data(), msg.size(), deadline, abort_);
       return InvalidArgument("the root at " + root.toString() + " refused rank " +
@@ -71,7 +78,7 @@ Status SocketBootstrap::rendezvous(const BootstrapHandle& handle, RankInfo self,
       if (reply.length != static_cast<int32_t>(peers_.size() * sizeof(RankInfo)))
         return InternalError("root at " + root.toString() + " sent a table of the wrong size");
       st = s.recvAll(peers_.data(), reply.length, deadline, abort_);
-      if (st.ok()) return Status::Ok();
+      if (st.ok()) return checkTable(root);
     }
     lastError = st.message();
     if (st.code() == Code::kTimeout || st.code() == Code::kInvalidUsage) break;
@@ -118,17 +125,38 @@ Status SocketBootstrap::sendLocked(int peer, int tag, const void* data, size_t b
                         describePeer(peer));
 }
 
-bool SocketBootstrap::validHeader(const Header& h, int expectFrom) const {
-  return h.magic == magic_ && h.from >= 0 && h.from < size() &&
-         (expectFrom < 0 || h.from == expectFrom);
+Status SocketBootstrap::checkTable(const SocketAddress& root) {
+  for (int p = 0; p < size(); ++p) {
+    RankInfo& info = peers_[p];
+    info.hostname[sizeof(info.hostname) - 1] = '\0';
+    if (info.rank != p || info.nranks != size())
+      return RemoteError("the root at " + root.toString() + " sent a malformed rank table (entry " +
+                         std::to_string(p) + " says rank " + std::to_string(info.rank) + " of " +
+                         std::to_string(info.nranks) + ")");
+  }
+  return Status::Ok();
+}
+
+std::string SocketBootstrap::checkHeader(const Header& h, int expectFrom) const {
+  if (h.magic != magic_) return "wrong magic";
+  if (h.from < 0 || h.from >= size() || (expectFrom >= 0 && h.from != expectFrom))
+    return "sender rank " + std::to_string(h.from) + " is not " +
+           (expectFrom >= 0 ? std::to_string(expectFrom) : "a rank of this job");
+  if (h.bytes > kMaxMessageBytes)
+    return "a message of " + std::to_string(h.bytes) + " bytes (at most " +
+           std::to_string(kMaxMessageBytes) + ")";
+  return "";
 }
 
 Status SocketBootstrap::readMessage(Socket& s, Deadline dl, int expectFrom) {
   Header h{};
   TUTTI_RETURN_IF_ERROR(s.recvAll(&h, sizeof(h), dl, abort_));
-  if (!validHeader(h, expectFrom))
-    return RemoteError("bad bootstrap message from " + s.peerAddress().toString() +
-                       " (wrong magic or rank)");
+  std::string problem = checkHeader(h, expectFrom);
+  if (!problem.empty()) {
+    Status bad = RemoteError("bad bootstrap message from " + s.peerAddress().toString() + ": " + problem);
+    TUTTI_WARN(kSubsysBootstrap, "rank %d: %s; closing that connection", rank_, bad.message().c_str());
+    return bad;
+  }
   return readPayload(s, h, dl);
 }
 
@@ -139,46 +167,48 @@ Status SocketBootstrap::readPayload(Socket& s, const Header& h, Deadline dl) {
   return Status::Ok();
 }
 
+// A newcomer is identified by its first message's header, read without
+// blocking among the other newcomers; the payload of a message from a known
+// rank is then read in full.
 Status SocketBootstrap::pump(Deadline dl, int awaitedPeer) {
   std::vector<pollfd> fds;
-  std::vector<int> owners;  // -1: the listener
-  fds.push_back({listener_.fd(), POLLIN, 0});
-  owners.push_back(-1);
+  std::vector<int> owners;
   for (int p = 0; p < size(); ++p)
     if (in_[p].valid()) {
       fds.push_back({in_[p].fd(), POLLIN, 0});
       owners.push_back(p);
     }
-  int rc = ::poll(fds.data(), fds.size(), dl.remainingMs(100));
-  if (rc < 0 && errno != EINTR) return ErrnoError("bootstrap poll", errno);
-  for (size_t i = 0; rc > 0 && i < fds.size(); ++i) {
-    if (!fds[i].revents) continue;
-    if (owners[i] < 0) {
-      auto accepted = listener_.accept(dl, abort_);
-      if (!accepted.ok()) continue;
-      Socket s = std::move(accepted.value());
-      Header h{};
-      // Identify the newcomer by its first message; strangers get a few
-      // seconds to send one and are dropped when it is not ours.
-      Status st = s.recvAll(&h, sizeof(h), Deadline::after(5), abort_);
-      if (!st.ok() || !validHeader(h, -1)) {
-        TUTTI_WARN(kSubsysBootstrap, "rank %d dropped a bootstrap connection from %s (%s)",
-                   rank_, s.peerAddress().toString().c_str(),
-                   st.ok() ? "wrong magic" : st.message().c_str());
-        continue;
-      }
-      in_[h.from] = std::move(s);
-      TUTTI_RETURN_IF_ERROR(readPayload(in_[h.from], h, dl));
-    } else {
-      int p = owners[i];
-      Status st = readMessage(in_[p], dl, p);
-      if (!st.ok()) {
-        in_[p].close();
-        if (p == awaitedPeer || awaitedPeer < 0)
-          return RemoteError("bootstrap: " + describePeer(p) +
-                             " closed its connection (did it exit?): " + st.message());
-      }
+  newcomers_->wait(listener_, &fds, dl.remainingMs(100));
+  newcomers_->acceptAll(listener_);
+  for (auto& greeted : newcomers_->progress()) {
+    Header h;
+    std::memcpy(&h, greeted.greeting.data(), sizeof(h));
+    std::string problem = checkHeader(h, -1);
+    if (problem.empty() && in_[h.from].valid())
+      problem = "rank " + std::to_string(h.from) + " is already connected";
+    if (!problem.empty()) {
+      newcomers_->drop(greeted.socket, problem);
+      continue;
     }
+    in_[h.from] = std::move(greeted.socket);
+    Status st = readPayload(in_[h.from], h, dl);
+    if (!st.ok()) {
+      in_[h.from].close();
+      if (h.from == awaitedPeer || awaitedPeer < 0)
+        return st.withContext("bootstrap: reading from " + describePeer(h.from));
+    }
+  }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].revents) continue;
+    int p = owners[i];
+    Status st = readMessage(in_[p], dl, p);
+    if (st.ok()) continue;
+    in_[p].close();
+    TUTTI_INFO(kSubsysBootstrap, "rank %d closed its bootstrap connection from %s: %s", rank_,
+               describePeer(p).c_str(), st.message().c_str());
+    if (p == awaitedPeer || awaitedPeer < 0)
+      return RemoteError("bootstrap: " + describePeer(p) +
+                         " closed its connection (did it exit?): " + st.message());
   }
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include "src/bootstrap/exchange.h"
 #include "src/bootstrap/unique_id.h"
 #include "src/common/interfaces.h"
+#include "src/common/newcomers.h"
 #include "src/common/socket.h"
 
 namespace tutti {
@@ -45,6 +46,9 @@ class SocketBootstrap final : public Exchange {
     uint64_t bytes;
   };
   using Message = std::vector<char>;
+  // Bootstrap messages are connection handles and small tables; a header
+  // announcing more is refused before anything is allocated.
+  static constexpr uint64_t kMaxMessageBytes = 64ull << 20;
 
   SocketBootstrap() = default;
   Status rendezvous(const BootstrapHandle& handle, RankInfo self, Deadline deadline);
@@ -54,7 +58,9 @@ class SocketBootstrap final : public Exchange {
   Status pump(Deadline deadline, int awaitedPeer);
   Status readMessage(Socket& s, Deadline deadline, int expectFrom);
   Status readPayload(Socket& s, const Header& h, Deadline deadline);
-  bool validHeader(const Header& h, int expectFrom) const;
+  // What is wrong with a header read from the network; "" when it is sound.
+  std::string checkHeader(const Header& h, int expectFrom) const;
+  Status checkTable(const SocketAddress& root);
   Deadline deadline() const { return Deadline::after(timeoutSeconds_); }
 
   int rank_ = -1;
@@ -62,6 +68,7 @@ class SocketBootstrap final : public Exchange {
   double timeoutSeconds_ = 0;
   const std::atomic<bool>* abort_ = nullptr;
   Socket listener_;
+  std::unique_ptr<Newcomers> newcomers_;  // accepted, not yet identified
   std::vector<RankInfo> peers_;
   std::vector<Socket> out_;  // to each peer, connected on first send
   std::vector<Socket> in_;   // from each peer, accepted as it arrives

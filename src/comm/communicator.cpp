@@ -194,6 +194,13 @@ Result<std::vector<std::string>> Communicator::swapAddresses(const std::string& 
   std::vector<uint64_t> sizes(nranks_);
   sizes[rank_] = mine.size();
   TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(sizes.data(), sizeof(uint64_t)));
+  // Worker addresses are a few KiB: a larger size is a stray or hostile peer.
+  constexpr uint64_t kMaxAddressBytes = 1 << 20;
+  for (int p = 0; p < nranks_; ++p)
+    if (sizes[p] > kMaxAddressBytes)
+      return RemoteError(describePeer(p) + " announced a transport address of " +
+                         std::to_string(sizes[p]) + " bytes (at most " +
+                         std::to_string(kMaxAddressBytes) + ")");
   size_t width = *std::max_element(sizes.begin(), sizes.end());
   std::vector<char> all(width * nranks_);
   std::memcpy(all.data() + width * rank_, mine.data(), mine.size());

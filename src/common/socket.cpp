@@ -159,7 +159,7 @@ Result<Socket> Socket::connect(const SocketAddress& addr, Deadline deadline,
   }
 }
 
-Result<Socket> Socket::accept(Deadline deadline, const std::atomic<bool>* abort) {
+Result<Socket> Socket::tryAccept() {
   for (;;) {
     sockaddr_storage peer{};
     socklen_t len = sizeof(peer);
@@ -172,8 +172,16 @@ Result<Socket> Socket::accept(Deadline deadline, const std::atomic<bool>* abort)
       setNoDelay(fd);
       return s;
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-      return ErrnoError("accept on " + boundAddress().toString(), errno);
+    if (errno == EINTR || errno == ECONNABORTED) continue;  // a client gave up in the queue
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Socket();
+    return ErrnoError("accept on " + boundAddress().toString(), errno);
+  }
+}
+
+Result<Socket> Socket::accept(Deadline deadline, const std::atomic<bool>* abort) {
+  for (;;) {
+    TUTTI_ASSIGN_OR_RETURN(Socket s, tryAccept());
+    if (s.valid()) return s;
     Status st = waitFor(POLLIN, deadline, abort, "accept a connection");
     if (!st.ok())
       return Status(st.code(), "no connection arrived at " + boundAddress().toString() +

@@ -42,6 +42,8 @@ class Socket {
                                 const std::atomic<bool>* abort = nullptr);
   // Accepts one connection; a timeout error when none comes before the deadline.
   Result<Socket> accept(Deadline deadline, const std::atomic<bool>* abort = nullptr);
+  // Never blocks: an invalid Socket when no connection is waiting.
+  Result<Socket> tryAccept();
 
   Status sendAll(const void* data, size_t bytes, Deadline deadline,
                  const std::atomic<bool>* abort = nullptr);

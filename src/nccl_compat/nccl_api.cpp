@@ -17,6 +17,11 @@ using namespace tutti;
 using namespace tutti::nccl;
 
 struct ncclComm {
+  // Checked before anything else is read, as NCCL checks its own handles: a
+  // stray pointer is refused, not used. Cleared when the handle is freed.
+  uint64_t magic = kMagic;
+  static constexpr uint64_t kMagic = 0x74757474692d6e63ull;  // "tutti-nc"
+  ~ncclComm() { *const_cast<volatile uint64_t*>(&magic) = 0; }
   tuttiComm_t tutti = nullptr;
   bool blocking = true;
   std::mutex mutex;
@@ -31,11 +36,13 @@ thread_local std::string tCompatError;  // this layer's last error ("" when tutt
 thread_local int tGroupDepth = 0;
 thread_local std::vector<std::shared_ptr<void>> tGroupTemps;  // live until the group ends
 
+bool isComm(const ncclComm* comm) { return comm && comm->magic == ncclComm::kMagic; }
+
 // " (rank r)" once comm is initialized, so refusals say which rank.
 std::string rankOf(ncclComm* comm) {
   tuttiResult_t state = tuttiInProgress;
   int rank = -1;
-  if (!comm || tuttiCommGetAsyncError(comm->tutti, &state) != tuttiSuccess || state == tuttiInProgress ||
+  if (!isComm(comm) || tuttiCommGetAsyncError(comm->tutti, &state) != tuttiSuccess || state == tuttiInProgress ||
       tuttiCommUserRank(comm->tutti, &rank) != tuttiSuccess)
     return "";
   return " (rank " + std::to_string(rank) + ")";
@@ -52,8 +59,12 @@ Result forward(tuttiResult_t r) {
   return fromTutti(r);
 }
 
-Result checkComm(ncclComm* comm, const char* call) {
-  return comm ? kSuccess : refuse(kInvalidArgument, call, "comm is NULL");
+Result checkComm(const ncclComm* comm, const char* call) {
+  if (!comm) return refuse(kInvalidArgument, call, "comm is NULL");
+  if (!isComm(comm))
+    return refuse(kInvalidArgument, call, "comm is not a communicator (no handle magic word: "
+                                          "uninitialized, destroyed or corrupted?)");
+  return kSuccess;
 }
 
 Result checkType(int datatype, const char* call, ncclComm* comm) {
@@ -162,7 +173,7 @@ const char* ncclGetErrorString(Result result) {
 
 const char* ncclGetLastError(ncclComm* comm) {
   if (!tCompatError.empty()) return tCompatError.c_str();
-  return tuttiGetLastError(comm ? comm->tutti : nullptr);
+  return tuttiGetLastError(isComm(comm) ? comm->tutti : nullptr);
 }
 
 // ----------------------------------------------------------------- life cycle
@@ -240,14 +251,16 @@ Result ncclCommFinalize(ncclComm* comm) {
 }
 
 Result ncclCommDestroy(ncclComm* comm) {
-  if (!comm) return kSuccess;  // as NCCL: destroying NULL is a no-op
+  if (!comm) return kSuccess;  // as NCCL: NULL is a no-op
+  if (Result r = checkComm(comm, "ncclCommDestroy")) return r;
   Result r = forward(tuttiCommDestroy(comm->tutti));
   delete comm;
   return r;
 }
 
 Result ncclCommAbort(ncclComm* comm) {
-  if (!comm) return kSuccess;
+  if (!comm) return kSuccess;  // as NCCL: NULL is a no-op
+  if (Result r = checkComm(comm, "ncclCommAbort")) return r;
   Result r = forward(tuttiCommAbort(comm->tutti));
   delete comm;
   return r;
@@ -267,17 +280,18 @@ Result ncclCommGetAsyncError(ncclComm* comm, Result* asyncError) {
 }
 
 Result ncclCommCount(const ncclComm* comm, int* count) {
-  if (!comm) return refuse(kInvalidArgument, "ncclCommCount", "comm is NULL");
+  if (Result r = checkComm(comm, "ncclCommCount")) return r;
   return forward(tuttiCommCount(comm->tutti, count));
 }
 
 Result ncclCommUserRank(const ncclComm* comm, int* rank) {
-  if (!comm) return refuse(kInvalidArgument, "ncclCommUserRank", "comm is NULL");
+  if (Result r = checkComm(comm, "ncclCommUserRank")) return r;
   return forward(tuttiCommUserRank(comm->tutti, rank));
 }
 
 Result ncclCommCuDevice(const ncclComm* comm, int* device) {
-  if (!comm || !device) return refuse(kInvalidArgument, "ncclCommCuDevice", "comm or device is NULL");
+  if (Result r = checkComm(comm, "ncclCommCuDevice")) return r;
+  if (!device) return refuse(kInvalidArgument, "ncclCommCuDevice", "device is NULL");
   return forward(tuttiCommCuDevice(comm->tutti, device));
 }
 
@@ -301,13 +315,15 @@ struct Registration {
 };
 
 Result ncclCommRegister(const ncclComm* comm, void* buff, size_t size, void** handle) {
-  if (!comm || !handle) return refuse(kInvalidArgument, "ncclCommRegister", "comm or handle is NULL");
+  if (Result r = checkComm(comm, "ncclCommRegister")) return r;
+  if (!handle) return refuse(kInvalidArgument, "ncclCommRegister", "handle is NULL");
   *handle = new Registration{buff, size};
   return kSuccess;
 }
 
 Result ncclCommDeregister(const ncclComm* comm, void* handle) {
-  if (!comm || !handle) return refuse(kInvalidArgument, "ncclCommDeregister", "comm or handle is NULL");
+  if (Result r = checkComm(comm, "ncclCommDeregister")) return r;
+  if (!handle) return refuse(kInvalidArgument, "ncclCommDeregister", "handle is NULL");
   delete static_cast<Registration*>(handle);
   return kSuccess;
 }

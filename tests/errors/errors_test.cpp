@@ -71,13 +71,78 @@ TEST(Errors, BadArgumentsNameCallAndArgument) {
     err += expectError(tuttiRecv(buf, 4, tuttiFloat32, -3, comm, nullptr), tuttiInvalidArgument,
                        comm, {"tuttiRecv", "peer -3"});
     err += expectError(tuttiAllGather(buf, buf, SIZE_MAX / 4, tuttiFloat32, comm, nullptr),
-                       tuttiInvalidArgument, comm, {"tuttiAllGather", "overflows"});
+                       tuttiInvalidArgument, comm, {"tuttiAllGather", "sendcount", "PTRDIFF_MAX"});
+    // Byte sizes past PTRDIFF_MAX but within SIZE_MAX (these once segfaulted
+    // every rank), per rank and in total, and buffers that wrap around.
+    err += expectError(tuttiAllReduce(buf, buf, SIZE_MAX - 5, tuttiInt8, tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiAllReduce", "count", "PTRDIFF_MAX"});
+    err += expectError(tuttiBroadcast(buf, buf, (SIZE_MAX >> 1) / 8 + 1, tuttiFloat64, 0, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiBroadcast", "count", "PTRDIFF_MAX"});
+    err += expectError(tuttiReduceScatter(buf, buf, (SIZE_MAX >> 1) / 2 + 1, tuttiInt8, tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiReduceScatter", "recvcount", "PTRDIFF_MAX"});
+    void* top = reinterpret_cast<void*>(UINTPTR_MAX - 64);
+    err += expectError(tuttiAllReduce(buf, top, 1000, tuttiFloat32, tuttiSum, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiAllReduce", "recvbuff", "address space"});
+    err += expectError(tuttiSend(top, 1000, tuttiFloat32, 1 - ctx.rank, comm, nullptr),
+                       tuttiInvalidArgument, comm, {"tuttiSend", "sendbuff", "address space"});
     // Count 0 with no buffers is legal and does nothing; the comm still works.
     if (tuttiAllReduce(nullptr, nullptr, 0, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess)
       err += "count 0 failed\n";
     buf[0] = static_cast<float>(ctx.rank + 1);
     if (tuttiAllReduce(buf, buf, 1, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess || buf[0] != 3)
       err += "the comm does not work after the rejected calls\n";
+    tuttiCommDestroy(comm);
+    return err;
+  }, baseEnv);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+// Pointers that are no communicator: zeroed memory, random bytes, a
+// destroyed handle's memory (reused as a plain buffer here, so the test
+// reads no freed memory). Refused at every entry point, naming the call.
+TEST(Errors, HandleWithoutMagicWordIsRefused) {
+  alignas(64) static unsigned char fake[4096];
+  std::vector<tuttiComm_t> strays;
+  std::memset(fake, 0, sizeof(fake));
+  strays.push_back(reinterpret_cast<tuttiComm_t>(fake));
+  static unsigned char noise[4096];
+  for (size_t i = 0; i < sizeof(noise); ++i) noise[i] = static_cast<unsigned char>(i * 131 + 7);
+  strays.push_back(reinterpret_cast<tuttiComm_t>(noise));
+  for (tuttiComm_t bad : strays) {
+    float x = 0;
+    int n = 0;
+    tuttiResult_t async;
+    tuttiComm_t child = nullptr;
+    std::string err;
+    auto check = [&](tuttiResult_t r, const char* api) {
+      err += expectError(r, tuttiInvalidArgument, nullptr, {api, "not a tutti communicator"});
+    };
+    check(tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, bad, nullptr), "tuttiAllReduce");
+    check(tuttiBarrier(bad, nullptr), "tuttiBarrier");
+    check(tuttiSend(&x, 1, tuttiFloat32, 0, bad, nullptr), "tuttiSend");
+    check(tuttiCommCount(bad, &n), "tuttiCommCount");
+    check(tuttiCommUserRank(bad, &n), "tuttiCommUserRank");
+    check(tuttiCommGetAsyncError(bad, &async), "tuttiCommGetAsyncError");
+    check(tuttiCommSplit(bad, 0, 0, &child, nullptr), "tuttiCommSplit");
+    check(tuttiCommFinalize(bad), "tuttiCommFinalize");
+    check(tuttiCommDestroy(bad), "tuttiCommDestroy");
+    check(tuttiCommAbort(bad), "tuttiCommAbort");
+    EXPECT_NE(tuttiGetLastError(bad), nullptr);
+    EXPECT_EQ(err, "");
+  }
+  // A live handle's first word is its magic: a copy of a real handle's
+  // bytes with that word cleared is refused too.
+  auto outcomes = runRanks(1, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    alignas(64) static unsigned char copy[64];
+    std::memcpy(copy, comm, sizeof(copy));
+    std::memset(copy, 0, 8);
+    int n = 0;
+    err += expectError(tuttiCommCount(reinterpret_cast<tuttiComm_t>(copy), &n), tuttiInvalidArgument,
+                       nullptr, {"tuttiCommCount", "not a tutti communicator"});
+    if (tuttiCommCount(comm, &n) != tuttiSuccess || n != 1) err += "the real handle stopped working\n";
     tuttiCommDestroy(comm);
     return err;
   }, baseEnv);

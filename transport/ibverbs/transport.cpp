@@ -1,6 +1,8 @@
 #include "transport/ibverbs/transport.h"
 
 #include "src/bootstrap/unique_id.h"
+#include <cstring>
+
 #include "src/common/log.h"
 #include "transport/ibverbs/connection.h"
 #include "transport/ibverbs/endpoint_info.h"
@@ -100,17 +102,26 @@ Result<std::unique_ptr<SendConnection>> IbTransport::connect(const ConnectionSpe
 
 Status IbTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {
   Deadline deadline = Deadline::after(spec.timeoutSeconds);
-  Hello hello{};
+  // Handshakes are read side by side (Newcomers): a stranger delays nobody.
+  if (!newcomers_)
+    newcomers_ = std::make_unique<Newcomers>(
+        sizeof(Hello), "verbs handshake listener " + listener_.boundAddress().toString());
   while (early_.find(spec.connectionId) == early_.end()) {
-    auto s = listener_.accept(deadline, spec.abort);
-    if (!s.ok()) return s.status().withContext("verbs transport: waiting for " + peerName(spec) + "'s handshake");
-    Status st = s->recvAll(&hello, sizeof(hello), Deadline::after(5), spec.abort);
-    if (!st.ok() || hello.magic != spec.commMagic) {
-      TUTTI_WARN(kSubsysNet, "dropped a verbs handshake from %s", s->peerAddress().toString().c_str());
-      continue;
+    if (spec.abort && spec.abort->load()) return InvalidUsage("aborted during verbs setup");
+    if (deadline.expired())
+      return TimeoutError("verbs transport: waiting for " + peerName(spec) + "'s handshake: timed out");
+    newcomers_->wait(listener_, nullptr, deadline.remainingMs(100));
+    newcomers_->acceptAll(listener_);
+    for (auto& greeted : newcomers_->progress()) {
+      Hello hello;
+      std::memcpy(&hello, greeted.greeting.data(), sizeof(hello));
+      if (hello.magic != spec.commMagic || early_.count(hello.connectionId)) {
+        newcomers_->drop(greeted.socket, hello.magic != spec.commMagic ? "wrong magic" : "duplicate handshake");
+        continue;
+      }
+      early_[hello.connectionId] = std::move(greeted.socket);
+      pendingInfo_[hello.connectionId] = hello.info;
     }
-    early_[hello.connectionId] = std::move(s.value());
-    pendingInfo_[hello.connectionId] = hello.info;
   }
   auto& conn = static_cast<IbRecvConnection&>(connection);
   IbEndpointInfo sender = pendingInfo_[spec.connectionId];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/common/interfaces.h"
+#include "src/common/newcomers.h"
 #include "src/common/socket.h"
 #include "transport/ibverbs/device.h"
 #include "transport/ibverbs/endpoint_info.h"
@@ -38,6 +39,7 @@ class IbTransport final : public Transport {
   std::vector<std::unique_ptr<IbDevice>> devices_;
   Socket listener_;
   // Handshakes that came before their accept(), by connection id.
+  std::unique_ptr<Newcomers> newcomers_;  // accepted, handshake not yet read
   std::map<uint32_t, Socket> early_;
   std::map<uint32_t, IbEndpointInfo> pendingInfo_;
 };

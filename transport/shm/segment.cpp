@@ -67,11 +67,21 @@ Status ShmSegment::open(const std::string& name) {
   if (fd < 0) return ErrnoError("shm_open(" + name + ") by the sender", errno);
   struct stat st {};
   fstat(fd, &st);
+  if (static_cast<size_t>(st.st_size) < kDataOffset) {
+    close(fd);
+    return InvalidUsage("shared segment " + name + " is too small (" + std::to_string(st.st_size) +
+                        " bytes)");
+  }
   Status s = map(fd, static_cast<size_t>(st.st_size));
   close(fd);
   TUTTI_RETURN_IF_ERROR(s);
-  slotBytes_ = control()->slotBytes;
-  nslots_ = control()->nslots;
+  const uint64_t slotBytes = control()->slotBytes, nslots = control()->nslots;
+  if (nslots == 0 || nslots > kShmMaxSlots || slotBytes > (bytes_ - kDataOffset) / nslots)
+    return InvalidUsage("shared segment " + name + " (" + std::to_string(bytes_) +
+                        " bytes) cannot hold the " + std::to_string(nslots) + " slots of " +
+                        std::to_string(slotBytes) + " bytes its header announces");
+  slotBytes_ = slotBytes;
+  nslots_ = static_cast<uint32_t>(nslots);
   return Status::Ok();
 }
 

@@ -34,11 +34,15 @@ class ShmSegment {
   // Creates, sizes and maps the segment, faulting every page in now so no
   // collective pays for first touch.
   Status create(const std::string& name, size_t slotBytes, int nslots);
+  // Maps a peer's segment; refuses one whose size does not match its own
+  // control block (so slot() never leaves the mapping).
   Status open(const std::string& name);
   // Removes the name; the mapping stays valid for both sides.
   void unlink();
 
   ShmControl* control() const { return static_cast<ShmControl*>(base_); }
+  size_t slotBytes() const { return slotBytes_; }
+  uint32_t nslots() const { return nslots_; }
   char* slot(uint64_t index) const {
     return static_cast<char*>(base_) + kDataOffset + (index % nslots_) * slotBytes_;
   }

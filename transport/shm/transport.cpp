@@ -44,8 +44,14 @@ Result<std::unique_ptr<SendConnection>> ShmTransport::connect(const ConnectionSp
                                                               const ConnectionHandle& handle) {
   ShmHandle h;
   std::memcpy(&h, handle.bytes, sizeof(h));
+  h.name[sizeof(h.name) - 1] = '\0';
   auto segment = std::make_unique<ShmSegment>();
   TUTTI_RETURN_IF_ERROR(segment->open(h.name));
+  if (segment->slotBytes() != spec.slotBytes || segment->nslots() != static_cast<uint32_t>(spec.nslots))
+    return InvalidUsage(peerName(spec) + "'s shared-memory ring has " +
+                        std::to_string(segment->nslots()) + " slots of " +
+                        std::to_string(segment->slotBytes()) + " bytes, this rank expects " +
+                        std::to_string(spec.nslots) + " of " + std::to_string(spec.slotBytes));
   segment->control()->senderPid.store(getpid(), std::memory_order_release);
   return std::unique_ptr<SendConnection>(
       std::make_unique<ShmSendConnection>(std::move(segment), peerName(spec)));

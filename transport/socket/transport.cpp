@@ -37,6 +37,8 @@ Result<std::unique_ptr<SocketTransport>> SocketTransport::create(const std::vect
     Listener l;
     l.iface = i;
     TUTTI_ASSIGN_OR_RETURN(l.socket, Socket::listen(i.address));
+    l.newcomers = std::make_unique<Newcomers>(
+        sizeof(Hello), "socket transport listener " + l.socket.boundAddress().toString());
     t->listeners_.push_back(std::move(l));
   }
   return t;
@@ -75,37 +77,64 @@ Result<std::unique_ptr<SendConnection>> SocketTransport::connect(const Connectio
       std::move(sockets), std::move(slots), spec.slotBytes, spec.nslots, streams_, peerName(spec)));
 }
 
+bool SocketTransport::file(Listener& l, Newcomers::Greeted greeted, uint64_t commMagic) {
+  Hello hello;
+  std::memcpy(&hello, greeted.greeting.data(), sizeof(hello));
+  const int want = streams_.sockets();
+  std::string problem;
+  if (hello.magic != commMagic) problem = "wrong magic";
+  else if (hello.streams != want || hello.stream < 0 || hello.stream >= want)
+    problem = "stream " + std::to_string(hello.stream) + " of " + std::to_string(hello.streams) +
+              " (this rank uses " + std::to_string(want) + ")";
+  Arrived* a = problem.empty() ? &l.early[hello.connectionId] : nullptr;
+  if (a && a->streams.empty()) {
+    a->streams.resize(want);
+    a->senderRank = hello.senderRank;
+  }
+  if (a && a->senderRank != hello.senderRank)
+    problem = "rank " + std::to_string(hello.senderRank) + " claims a connection of rank " +
+              std::to_string(a->senderRank);
+  else if (a && a->streams[hello.stream].valid())
+    problem = "stream " + std::to_string(hello.stream) + " of connection " +
+              std::to_string(hello.connectionId) + " arrived twice";
+  if (!problem.empty()) {
+    l.newcomers->drop(greeted.socket, problem);
+    return false;
+  }
+  a->streams[hello.stream] = std::move(greeted.socket);
+  return true;
+}
+
 Status SocketTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {
   Deadline deadline = Deadline::after(spec.timeoutSeconds);
   Listener& l = listenerFor(spec);
-  const int want = streams_.sockets();
   auto complete = [&] {
     auto it = l.early.find(spec.connectionId);
     if (it == l.early.end()) return false;
-    for (const Socket& s : it->second)
+    for (const Socket& s : it->second.streams)
       if (!s.valid()) return false;
     return true;
   };
+  // Hellos are read side by side (Newcomers): a stranger on the port delays nobody.
   while (!complete()) {
-    auto accepted = l.socket.accept(deadline, spec.abort);
-    if (!accepted.ok())
-      return accepted.status().withContext("socket transport: waiting on " + l.iface.name +
-                                           " for " + peerName(spec) + " to connect");
-    Hello hello{};
-    Status st = accepted->recvAll(&hello, sizeof(hello), Deadline::after(5), spec.abort);
-    if (!st.ok() || hello.magic != spec.commMagic || hello.streams != want || hello.stream < 0 ||
-        hello.stream >= want) {
-      TUTTI_WARN(kSubsysNet, "dropped a connection from %s: %s",
-                 accepted->peerAddress().toString().c_str(),
-                 st.ok() ? "wrong magic or stream count" : st.message().c_str());
-      continue;
-    }
-    auto& slot = l.early[hello.connectionId];
-    slot.resize(want);
-    slot[hello.stream] = std::move(accepted.value());
+    if (spec.abort && spec.abort->load()) return InvalidUsage("aborted during socket transport setup");
+    if (deadline.expired())
+      return TimeoutError("socket transport: waiting on " + l.iface.name + " (" +
+                          l.socket.boundAddress().toString() + ") for " + peerName(spec) +
+                          " to connect: timed out");
+    l.newcomers->wait(l.socket, nullptr, deadline.remainingMs(100));
+    l.newcomers->acceptAll(l.socket);
+    for (auto& greeted : l.newcomers->progress()) file(l, std::move(greeted), spec.commMagic);
   }
   auto it = l.early.find(spec.connectionId);
-  static_cast<SocketRecvConnection&>(connection).attach(std::move(it->second));
+  if (it->second.senderRank != spec.peer->rank) {
+    int claimed = it->second.senderRank;
+    l.early.erase(it);
+    return RemoteError("socket transport: connection " + std::to_string(spec.connectionId) +
+                       " was expected from " + peerName(spec) + " but rank " +
+                       std::to_string(claimed) + " made it");
+  }
+  static_cast<SocketRecvConnection&>(connection).attach(std::move(it->second.streams));
   l.early.erase(it);
   return Status::Ok();
 }

@@ -11,6 +11,7 @@
 #include "src/common/interfaces.h"
 #include "src/common/socket.h"
 #include "transport/socket/streams.h"
+#include "src/common/newcomers.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -28,12 +29,20 @@ class SocketTransport final : public Transport {
   Status accept(const ConnectionSpec& spec, RecvConnection& connection) override;
 
  private:
+  // A connection's streams as they arrive, before or during its accept().
+  struct Arrived {
+    int senderRank = -1;
+    std::vector<Socket> streams;  // by stream index; invalid until it comes
+  };
   struct Listener {
     NetInterface iface;
     Socket socket;
-    // Sockets that arrived before their accept(), by connection id.
-    std::map<uint32_t, std::vector<Socket>> early;
+    std::unique_ptr<Newcomers> newcomers;  // accepted, hello not yet read
+    std::map<uint32_t, Arrived> early;     // by connection id
   };
+  // Files a newcomer's hello under its connection; false (and a WARN) when
+  // the hello is not one of this job's.
+  bool file(Listener& l, Newcomers::Greeted greeted, uint64_t commMagic);
   SocketTransport() = default;
   Listener& listenerFor(const ConnectionSpec& spec) { return listeners_[spec.nic % listeners_.size()]; }
   std::vector<Listener> listeners_;
