@@ -110,6 +110,7 @@ class Communicator final : public Links {
   RecvConnection* recvFrom(int channel, int peer) override;
   std::string describePeer(int peer) const override;
   void notifyFailure(int failedRank) override;
+  int reportedFailure(double graceSeconds) override { return connections_.reportedFailure(graceSeconds); }
 
   // Errors and lifetime.
   std::atomic<bool>& abortFlag() { return abort_; }

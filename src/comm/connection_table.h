@@ -4,10 +4,13 @@
 // Connector fills keep their address.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <memory>
 #include <vector>
 
+#include "src/common/clock.h"
 #include "src/plan/plan.h"
 #include "transport/transport.h"
 
@@ -40,6 +43,23 @@ class ConnectionTable {
   void forEach(F&& f) {
     for (auto& s : send_) if (s) f(*s);
     for (auto& r : recv_) if (r) f(*r);
+  }
+
+  // The failed rank a failure notice on any connection names, polling the
+  // peers (checkPeer reads notices that wait outside the data) for up to
+  // `graceSeconds`; -1 when none comes.
+  int reportedFailure(double graceSeconds) {
+    Deadline deadline = Deadline::after(graceSeconds);
+    for (;;) {
+      int failed = -1;
+      forEach([&failed](auto& c) {
+        if (failed >= 0) return;
+        (void)c.checkPeer();
+        failed = c.reportedFailure();
+      });
+      if (failed >= 0 || deadline.expired()) return failed;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 
   // The receiver's id for the connection `sender` sends it on `channel`:

@@ -52,6 +52,7 @@ class DeviceDirect final : public Links {
   RecvConnection* recvFrom(int channel, int peer) override { return connections_.recv(channel, peer); }
   std::string describePeer(int peer) const override;
   void notifyFailure(int failedRank) override;
+  int reportedFailure(double graceSeconds) override { return connections_.reportedFailure(graceSeconds); }
 
  private:
   DeviceDirect(Communicator& comm, DeviceRuntime& runtime, DeviceStream stream);

@@ -17,6 +17,8 @@ struct Cursor {
   size_t step = 0;
   SendConnection* send = nullptr;
   RecvConnection* recv = nullptr;
+  int sendPeer = -1;  // the ranks at the other end of `send` and `recv`
+  int recvPeer = -1;
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
   // What it waits for, for error messages and health checks.
@@ -54,7 +56,9 @@ class Run {
   Status doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
                  void* sendBuf, size_t n);
   Status describe(const Cursor& c, const Status& cause) const;
-  Status fail(Cursor& c, const Status& cause);
+  // Fails the run on `cause`, which came from the connection to `peer` (-1:
+  // the one the cursor waits on) in the direction given.
+  Status fail(Cursor& c, const Status& cause, int peer = -1, bool sending = false);
   bool eligible(size_t index) const;
   Status checkHealth();
   // Progresses the cursor's send connections; marks it drained once all are flushed.
@@ -85,6 +89,8 @@ Status Run::resolve(Cursor& c) {
   const Step& s = c.program->steps[c.step];
   c.send = nullptr;
   c.recv = nullptr;
+  c.sendPeer = s.sendPeer;
+  c.recvPeer = s.recvPeer;
   if (s.sendPeer >= 0) c.send = c.work->links->sendTo(c.program->channel, s.sendPeer);
   if (s.recvPeer >= 0) c.recv = c.work->links->recvFrom(c.program->channel, s.recvPeer);
   if ((s.sendPeer >= 0 && !c.send) || (s.recvPeer >= 0 && !c.recv))
@@ -162,12 +168,29 @@ Status Run::describe(const Cursor& c, const Status& cause) const {
 
 // Records the failure, tells every peer of this operation which rank failed
 // (so ranks far from it fail fast and name it), and returns the full error.
-Status Run::fail(Cursor& c, const Status& cause) {
-  int failed = c.waitPeer;
-  if (c.waitIsRecv && c.recv && c.recv->reportedFailure() >= 0) failed = c.recv->reportedFailure();
-  if (!c.waitIsRecv && c.send && c.send->reportedFailure() >= 0) failed = c.send->reportedFailure();
-  if (cause.code() != Code::kInvalidUsage) c.work->links->notifyFailure(failed);
-  return describe(c, cause);
+// The rank to blame is the one a failure notice names; a connection that
+// broke without one may be a survivor that gave up first, closing before
+// its notice could reach this connection, so the other connections get a
+// moment to deliver one (kNoticeGraceSeconds) before the peer is blamed.
+Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
+  constexpr double kNoticeGraceSeconds = 0.2;
+  if (peer >= 0) {
+    c.waitPeer = peer;
+    c.waitIsRecv = !sending;
+  }
+  if (cause.code() == Code::kInvalidUsage) return describe(c, cause);  // aborted, or a caller's mistake
+  int failed = c.waitIsRecv ? (c.recv ? c.recv->reportedFailure() : -1)
+                            : (c.send ? c.send->reportedFailure() : -1);
+  Status why = cause;
+  if (failed < 0 && cause.code() != Code::kTimeout) {
+    failed = c.work->links->reportedFailure(kNoticeGraceSeconds);
+    if (failed >= 0 && failed != c.waitPeer)
+      why = Status(cause.code(), cause.message() + "; rank " + std::to_string(failed) +
+                                     " failed first, as its peers report");
+  }
+  if (failed < 0) failed = c.waitPeer;
+  c.work->links->notifyFailure(failed);
+  return describe(c, why);
 }
 
 Advance Run::advance(Cursor& c, Status* error) {
@@ -218,7 +241,15 @@ Advance Run::advance(Cursor& c, Status* error) {
       }
     }
     *error = doChunk(c, s, offset, recvBuf, sendBuf, n);
-    if (error->ok() && c.recv) *error = c.recv->release();
+    if (!error->ok() && c.send) {  // posting broke the send connection
+      c.waitPeer = c.sendPeer;
+      c.waitIsRecv = false;
+    }
+    if (error->ok() && c.recv) {
+      *error = c.recv->release();
+      c.waitPeer = c.recvPeer;
+      c.waitIsRecv = true;
+    }
     if (!error->ok()) return Advance::kError;
     c.waitPeer = -1;
     c.nextStep();
@@ -255,7 +286,8 @@ Status Run::drain(Cursor& c) {
     if (s.sendPeer < 0) continue;
     SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
     if (!conn || conn->flushed()) continue;
-    TUTTI_RETURN_IF_ERROR(conn->progress());
+    Status st = conn->progress();
+    if (!st.ok()) return fail(c, st, s.sendPeer, true);
     flushed &= conn->flushed();
   }
   c.drained = flushed;
@@ -267,10 +299,16 @@ Status Run::progressProgram(Cursor& c) {
   RecvConnection* lastRecv = nullptr;
   for (const Step& s : c.program->steps) {  // consecutive steps mostly share connections
     SendConnection* send = s.sendPeer >= 0 ? c.work->links->sendTo(c.program->channel, s.sendPeer) : nullptr;
-    if (send && send != lastSend && send != c.send) TUTTI_RETURN_IF_ERROR(send->progress());
+    if (send && send != lastSend && send != c.send) {
+      Status st = send->progress();
+      if (!st.ok()) return fail(c, st, s.sendPeer, true);
+    }
     if (send) lastSend = send;
     RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.program->channel, s.recvPeer) : nullptr;
-    if (recv && recv != lastRecv && recv != c.recv) TUTTI_RETURN_IF_ERROR(recv->progress());
+    if (recv && recv != lastRecv && recv != c.recv) {
+      Status st = recv->progress();
+      if (!st.ok()) return fail(c, st, s.recvPeer, false);
+    }
     if (recv) lastRecv = recv;
   }
   return Status::Ok();
@@ -323,10 +361,7 @@ Status Run::go() {
       if (c.finished()) {
         // Sockets send only when polled: a finished channel's last chunks
         // must keep moving while this rank waits on another channel.
-        if (!c.drained) {
-          Status st = drain(c);
-          if (!st.ok()) return fail(c, st);
-        }
+        if (!c.drained) TUTTI_RETURN_IF_ERROR(drain(c));
         continue;
       }
       ++live;
@@ -337,14 +372,11 @@ Status Run::go() {
       if (a == Advance::kProgress) progressed = true;
       // Not every idle round: the sweep walks the program's steps and may
       // cost a syscall per connection; it only has to break cycles.
-      if (a == Advance::kBlocked && backoff.shouldSweep()) {
-        Status st = progressProgram(c);
-        if (!st.ok()) return fail(c, st);
-      }
+      if (a == Advance::kBlocked && backoff.shouldSweep()) TUTTI_RETURN_IF_ERROR(progressProgram(c));
       // Sockets move bytes only when polled: keep both ends of a step moving.
       if (c.send) {
         Status st = c.send->progress();
-        if (!st.ok()) return fail(c, st);
+        if (!st.ok()) return fail(c, st, c.sendPeer, true);
       }
     }
     if (progressed) {
@@ -374,7 +406,7 @@ Status Run::go() {
       SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
       while (conn && !conn->flushed()) {
         Status st = conn->progress();
-        if (!st.ok()) return fail(c, st);
+        if (!st.ok()) return fail(c, st, s.sendPeer, true);
         backoff.pause();
         if (backoff.shouldCheck() && deadline.expired())
           return fail(c, TimeoutError("timed out flushing data to the peer (TUTTI_TIMEOUT)"));

@@ -31,6 +31,9 @@ class Links {
   // This rank gives up because `failedRank` failed (-1: a peer's connection
   // broke, which one is not known here): record it, and tell every peer.
   virtual void notifyFailure(int failedRank) = 0;
+  // The failed rank some peer's failure notice names, waiting up to
+  // `graceSeconds` for one to arrive; -1 when none does.
+  virtual int reportedFailure(double graceSeconds) = 0;
 };
 
 // One operation ready to run: a plan and the buffers it applies to.

@@ -103,6 +103,7 @@ class MemoryFabric {
     RecvConnection* recvFrom(int c, int peer) override { return fabric->ends(c, peer, rank).recv.get(); }
     std::string describePeer(int peer) const override { return "rank " + std::to_string(peer); }
     void notifyFailure(int) override {}
+    int reportedFailure(double) override { return -1; }
     MemoryFabric* fabric;
     int rank;
   };

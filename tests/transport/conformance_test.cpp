@@ -244,6 +244,29 @@ TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
   EXPECT_EQ(p_.recv->reportedFailure(), 5);
 }
 
+// The other way: the receiver gives up, and the sender, which may never
+// read its end of the connection, learns whom it gave up on (without this, a
+// survivor's broken pipe got blamed for a rank that died elsewhere).
+TEST_P(Conformance, ReceiversFailureNoticeReachesTheSender) {
+  std::vector<std::vector<char>> keep;
+  ASSERT_TRUE(trySend(100, 1, &keep));
+  while (!p_.send->flushed()) {
+    ASSERT_TRUE(p_.send->progress().ok());
+    ASSERT_TRUE(p_.recv->progress().ok());
+  }
+  p_.recv->notifyFailure(4);
+  Status st;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (st.ok() && std::chrono::steady_clock::now() < deadline) {
+    st = p_.send->progress();
+    if (st.ok()) st = p_.send->checkPeer();
+  }
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Code::kRemoteError);
+  EXPECT_NE(st.message().find("rank 4 failed"), std::string::npos) << st.message();
+  EXPECT_EQ(p_.send->reportedFailure(), 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::ValuesIn(transportsUnderTest()),
                          [](const auto& info) { return info.param; });
 

@@ -134,7 +134,7 @@ Status SocketSendConnection::postReference(const void* data, size_t bytes) {
   posted_.store(posted + 1, std::memory_order_release);
   if (driver_.threaded()) {
     driver_.kick();
-    return driver_.error();
+    return driver_.failed() ? checkPeer() : Status::Ok();
   }
   return progress();
 }
@@ -203,25 +203,64 @@ bool SocketSendConnection::pumpThread(int t) {
 }
 
 Status SocketSendConnection::progress() {
-  if (driver_.threaded() || driver_.failed()) return driver_.error();
+  if (driver_.threaded() || driver_.failed()) return driver_.failed() ? checkPeer() : Status::Ok();
   for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
     Status st;
     pump(i, &st);
-    if (!st.ok()) return driver_.fail(st);
+    if (!st.ok()) {
+      (void)driver_.fail(st);
+      return checkPeer();  // a broken pipe from a peer that gave up names whom it gave up on
+    }
   }
   return Status::Ok();
 }
 
 void SocketSendConnection::notifyFailure(int failedRank) {
   driver_.stop();
-  for (Stream& s : streams_) {
+  for (int i = 0; i < static_cast<int>(streams_.size()); ++i) {
+    Stream& s = streams_[i];
     if (!s.socket.valid()) continue;
-    if (s.offset == 0) {  // only between pieces can the peer read a header
+    // The peer reads a header only between pieces: finish the piece in
+    // flight first (its bytes are still where they were), if it fits.
+    if (s.offset > 0) {
+      const uint64_t idx = s.sent.load(std::memory_order_relaxed) % nslots_;
+      const size_t begin = pieceStart(sizes_[idx], static_cast<int>(streams_.size()), i);
+      const size_t len = pieceStart(sizes_[idx], static_cast<int>(streams_.size()), i + 1) - begin;
+      const size_t done = s.offset - kHeaderBytes, left = len - done;
+      if (s.offset >= kHeaderBytes &&
+          ::send(s.socket.fd(), data_[idx] + begin + done, left, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+              static_cast<ssize_t>(left))
+        s.offset = 0;
+    }
+    if (s.offset == 0) {
       uint64_t notice = kFailureMarker | static_cast<uint32_t>(failedRank);
       (void)::send(s.socket.fd(), &notice, sizeof(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     ::shutdown(s.socket.fd(), SHUT_RDWR);
   }
+}
+
+int SocketSendConnection::readNotice() {
+  if (reportedFailure_.load() >= 0) return reportedFailure_.load();
+  for (Stream& s : streams_) {
+    uint64_t notice = 0;
+    if (!s.socket.valid() ||
+        ::recv(s.socket.fd(), &notice, sizeof(notice), MSG_DONTWAIT | MSG_PEEK) != sizeof(notice) ||
+        (notice & kMarkerMask) != kFailureMarker)
+      continue;
+    reportedFailure_.store(static_cast<int>(notice & 0xffffffffu));
+    return reportedFailure_.load();
+  }
+  return -1;
+}
+
+Status SocketSendConnection::checkPeer() {
+  Status st = driver_.error();
+  int failed = readNotice();
+  if (failed >= 0)
+    return RemoteError(peerName_ + " gave up because rank " + std::to_string(failed) + " failed" +
+                       (st.ok() ? "" : " (" + st.message() + ")"));
+  return st;
 }
 
 // ------------------------------------------------------------ receiver
@@ -250,10 +289,18 @@ int SocketRecvConnection::pollFd() const {
   return streams_.size() == 1 && !driver_.threaded() ? streams_[0].socket.fd() : -1;
 }
 
-void SocketRecvConnection::notifyFailure(int) {
+// The sender never reads its sockets, so the notice goes back against the
+// data: it waits in the sender's receive queue (Linux keeps it there even
+// after our close resets the connection) for the sender to look when its
+// send fails or its slots stay full.
+void SocketRecvConnection::notifyFailure(int failedRank) {
   driver_.stop();
-  for (Stream& s : streams_)
-    if (s.socket.valid()) ::shutdown(s.socket.fd(), SHUT_RDWR);
+  for (Stream& s : streams_) {
+    if (!s.socket.valid()) continue;
+    uint64_t notice = kFailureMarker | static_cast<uint32_t>(failedRank);
+    (void)::send(s.socket.fd(), &notice, sizeof(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::shutdown(s.socket.fd(), SHUT_RDWR);
+  }
 }
 
 const void* SocketRecvConnection::peek(size_t* bytes) {

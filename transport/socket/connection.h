@@ -64,12 +64,16 @@ class SocketSendConnection final : public SendConnection {
   Status postReference(const void* data, size_t bytes) override;
   Status progress() override;
   bool flushed() const override { return minSent() == posted_.load(std::memory_order_acquire); }
-  Status checkPeer() override { return driver_.error(); }
+  // Also looks for a failure notice the receiver wrote back (see
+  // SocketRecvConnection::notifyFailure).
+  Status checkPeer() override;
   void notifyFailure(int failedRank) override;
-  int reportedFailure() const override { return -1; }
+  int reportedFailure() const override { return reportedFailure_.load(); }
   int pollFd() const override;
 
  private:
+  // The failed rank the receiver reported back, or -1; peeks, never blocks.
+  int readNotice();
   struct Stream {
     Socket socket;
     std::atomic<uint64_t> sent{0};  // chunks whose piece is fully written
@@ -89,6 +93,7 @@ class SocketSendConnection final : public SendConnection {
   SocketStreams config_;
   std::string peerName_;
   std::atomic<uint64_t> posted_{0};
+  std::atomic<int> reportedFailure_{-1};
   uint64_t sizes_[64] = {};
   const char* data_[64] = {};  // each queued chunk: its slot, or the caller's memory
   StreamDriver driver_;

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The test suite's sanitizer stage (scripts/run-tests.sh runs it after the
+# main suite; `scripts/run-sanitizers.sh asan` or `tsan` runs one half).
+#   asan: AddressSanitizer + UndefinedBehaviorSanitizer over the unit tests
+#         (the transport conformance suite among them), the error tests, and
+#         the collectives matrix for 2 and 3 ranks over shm and sockets.
+#   tsan: ThreadSanitizer over what runs threads: the executor (planner
+#         tests drive it), the socket transport's helper threads (conformance
+#         and the socket matrix with TUTTI_SOCKET_NTHREADS=2), the
+#         non-blocking communicator (CommConfig), and ranks as threads
+#         (InProcess).
+# Builds go to build-asan/ and build-tsan/: host code only (no CUDA, no
+# torch extension, no libnccl, no benchmarks), so each builds in minutes.
+# No suppressions: every report fails its test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+
+configure() {  # build dir, sanitizers, extra cmake args
+  local dir=$1 sanitize=$2
+  shift 2
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUTTI_SANITIZE="$sanitize" \
+    -DTUTTI_ENABLE_CUDA=OFF -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF \
+    -DTUTTI_BUILD_BENCH=OFF "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)" --target unit_tests errors_test collectives_test
+}
+
+if [[ $which == all || $which == asan ]]; then
+  configure build-asan address,undefined
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+  export UBSAN_OPTIONS=print_stacktrace=1
+  (cd build-asan &&
+    ctest --output-on-failure --timeout 900 -L '^(unit|errors)$' &&
+    ctest --output-on-failure --timeout 900 -R 'MatchReference/(shm|socket)_[23]ranks')
+fi
+
+if [[ $which == all || $which == tsan ]]; then
+  # UCX is not built with ThreadSanitizer: its own threads and atomics would
+  # be reported as races in tutti, so this build leaves the UCX transport out.
+  configure build-tsan thread -DTUTTI_ENABLE_UCX=OFF
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  # The kernel's large mmap randomization can break ThreadSanitizer's memory
+  # layout: run without address randomization.
+  tsan() { setarch "$(uname -m)" -R "$@"; }
+  (cd build-tsan &&
+    tsan ctest --output-on-failure --timeout 900 -R '(^Transports/Conformance|PlanSim\.|^Plans\.|^InProcess\.|^CommConfig\.)' &&
+    TUTTI_SOCKET_NTHREADS=2 tsan ctest --output-on-failure --timeout 900 -R 'MatchReference/socket_[23]ranks')
+fi
