@@ -47,7 +47,11 @@ typedef enum {
   tuttiMax = 2,
   tuttiMin = 3,
   tuttiAvg = 4,
-  tuttiNumOps = 5
+  tuttiNumOps = 5,
+  /* Not ops: they make every int a value of this type in C++ too, so an
+   * out-of-range op is refused as an argument, not undefined behaviour. */
+  tuttiRedOpMinEnum = -0x7fffffff - 1,
+  tuttiRedOpMaxEnum = 0x7fffffff
 } tuttiRedOp_t;
 
 typedef enum {
@@ -66,7 +70,10 @@ typedef enum {
   tuttiFloat64 = 8,
   tuttiDouble = 8,
   tuttiBfloat16 = 9,
-  tuttiNumTypes = 10
+  tuttiNumTypes = 10,
+  /* Not types: every int is a value of this type (see tuttiRedOpMaxEnum). */
+  tuttiDataTypeMinEnum = -0x7fffffff - 1,
+  tuttiDataTypeMaxEnum = 0x7fffffff
 } tuttiDataType_t;
 
 /* Options for tuttiCommInitRankConfig and tuttiCommSplit. Start from

@@ -1,4 +1,6 @@
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "src/common/config.h"
@@ -34,8 +36,15 @@ Result<TopoGraph> loadTopology() {
     TUTTI_ASSIGN_OR_RETURN(graph, readTopologyFile(file));
     TUTTI_INFO(kSubsysInit, "topology read from %s (TUTTI_TOPO_FILE)", file.c_str());
   } else {
-    std::vector<std::string> notes;
-    graph = detectTopology(&notes);
+    // The machine is probed once per process: ranks as threads would repeat
+    // the work, and libudev (under hwloc) is not safe to enter from two
+    // threads at once.
+    static std::mutex mutex;
+    static std::optional<TopoGraph> detected;
+    static std::vector<std::string> notes;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!detected) detected = detectTopology(&notes);
+    graph = *detected;
     for (const auto& n : notes) TUTTI_INFO(kSubsysInit, "topology: %s", n.c_str());
   }
   std::string dump = tunableString("TOPO_DUMP_FILE");
