@@ -107,12 +107,6 @@ def owner_of(path, owners):
     for c in candidates:
         if c in owners:
             return owners[c]
-    # A path through a symlinked directory: try its real directory's entries.
-    real_dir = os.path.realpath(os.path.dirname(path))
-    base = os.path.basename(path)
-    for c in (os.path.join(real_dir, base), os.path.join(real_dir, base)[4:]):
-        if c in owners:
-            return owners[c]
     return None
 
 

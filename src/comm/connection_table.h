@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "src/common/clock.h"

@@ -241,16 +241,13 @@ Advance Run::advance(Cursor& c, Status* error) {
       }
     }
     *error = doChunk(c, s, offset, recvBuf, sendBuf, n);
-    if (!error->ok() && c.send) {  // posting broke the send connection
-      c.waitPeer = c.sendPeer;
-      c.waitIsRecv = false;
+    bool sendBroke = !error->ok();  // only posting the chunk can fail there
+    if (!sendBroke && c.recv) *error = c.recv->release();
+    if (!error->ok()) {  // blame the connection that broke
+      c.waitPeer = sendBroke ? c.sendPeer : c.recvPeer;
+      c.waitIsRecv = !sendBroke;
+      return Advance::kError;
     }
-    if (error->ok() && c.recv) {
-      *error = c.recv->release();
-      c.waitPeer = c.recvPeer;
-      c.waitIsRecv = true;
-    }
-    if (!error->ok()) return Advance::kError;
     c.waitPeer = -1;
     c.nextStep();
     return Advance::kProgress;

@@ -170,6 +170,17 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     return true;
   }
 
+  // Sends one 100-byte chunk (pattern 1) until it has left the sender. UCX
+  // completes a send only once the receiving worker has answered the
+  // endpoint's wire-up, so the receiver makes progress too (without reading).
+  void sendOneChunk(std::vector<std::vector<char>>* keep) {
+    ASSERT_TRUE(trySend(100, 1, keep));
+    while (!p_.send->flushed()) {
+      ASSERT_TRUE(p_.send->progress().ok());
+      ASSERT_TRUE(p_.recv->progress().ok());
+    }
+  }
+
   RankInfo info_[2];
   Pair p_;
 };
@@ -210,13 +221,7 @@ TEST_P(Conformance, HoldsAllSlotsWithoutAReader) {
 
 TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
   std::vector<std::vector<char>> keep;
-  ASSERT_TRUE(trySend(100, 1, &keep));
-  // UCX completes a send only once the receiving worker has answered the
-  // endpoint's wire-up, so the receiver makes progress too (without reading).
-  while (!p_.send->flushed()) {
-    ASSERT_TRUE(p_.send->progress().ok());
-    ASSERT_TRUE(p_.recv->progress().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(sendOneChunk(&keep));
   p_.send->notifyFailure(5);
   // The data sent before the notice still arrives (the receiver may already
   // have read the notice behind it); then the notice is reported.
@@ -249,11 +254,7 @@ TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
 // survivor's broken pipe got blamed for a rank that died elsewhere).
 TEST_P(Conformance, ReceiversFailureNoticeReachesTheSender) {
   std::vector<std::vector<char>> keep;
-  ASSERT_TRUE(trySend(100, 1, &keep));
-  while (!p_.send->flushed()) {
-    ASSERT_TRUE(p_.send->progress().ok());
-    ASSERT_TRUE(p_.recv->progress().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(sendOneChunk(&keep));
   p_.recv->notifyFailure(4);
   Status st;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -222,14 +222,14 @@ void SocketSendConnection::notifyFailure(int failedRank) {
     if (!s.socket.valid()) continue;
     // The peer reads a header only between pieces: finish the piece in
     // flight first (its bytes are still where they were), if it fits.
-    if (s.offset > 0) {
+    if (s.offset >= kHeaderBytes) {
+      const int n = static_cast<int>(streams_.size());
       const uint64_t idx = s.sent.load(std::memory_order_relaxed) % nslots_;
-      const size_t begin = pieceStart(sizes_[idx], static_cast<int>(streams_.size()), i);
-      const size_t len = pieceStart(sizes_[idx], static_cast<int>(streams_.size()), i + 1) - begin;
-      const size_t done = s.offset - kHeaderBytes, left = len - done;
-      if (s.offset >= kHeaderBytes &&
-          ::send(s.socket.fd(), data_[idx] + begin + done, left, MSG_NOSIGNAL | MSG_DONTWAIT) ==
-              static_cast<ssize_t>(left))
+      const size_t begin = pieceStart(sizes_[idx], n, i);
+      const size_t done = s.offset - kHeaderBytes;
+      const size_t left = pieceStart(sizes_[idx], n, i + 1) - begin - done;
+      if (::send(s.socket.fd(), data_[idx] + begin + done, left, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+          static_cast<ssize_t>(left))
         s.offset = 0;
     }
     if (s.offset == 0) {
