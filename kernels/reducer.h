@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/dtype.h"
 
@@ -26,5 +27,8 @@ class Reducer {
 
 // The fastest host reducer this CPU supports (AVX-512, AVX2 or portable).
 const Reducer& hostReducer();
+// How many times hostReducer() was asked to reduce, divide or copy in this
+// process: a device call must not ask it at all.
+uint64_t hostReducerCalls();
 
 }  // namespace tutti

@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include "transport/p2p/transport.h"
 #include "transport/shm/transport.h"
 #include "transport/socket/transport.h"
 #ifdef TUTTI_HAVE_UCX
@@ -85,6 +86,8 @@ Result<NetKind> chooseNet(const std::string& requested) {
 
 Result<std::vector<std::unique_ptr<Transport>>> createTransports(const TransportOptions& options) {
   std::vector<std::unique_ptr<Transport>> list;
+  if (!options.p2pDisabled)
+    list.push_back(std::make_unique<P2pTransport>(deviceRuntime(), options.device, options.busIds));
   if (!options.shmDisabled) list.push_back(std::make_unique<ShmTransport>());
   switch (options.net) {
     case NetKind::kSocket: {

@@ -1,7 +1,9 @@
-// The transports built into this library. Ranks of one host use shared
-// memory (unless TUTTI_SHM_DISABLE); everything else goes over the one
-// network transport TUTTI_NET names (socket, ucx or ib), by default the
-// fastest one usable here.
+// The transports built into this library, in priority order: for device
+// calls P2P between GPUs of a node that reach each other (unless
+// TUTTI_P2P_DISABLE), then shared memory between ranks of one host (unless
+// TUTTI_SHM_DISABLE), then the one network transport TUTTI_NET names
+// (socket, ucx or ib), by default the fastest one usable here. Each says by
+// canConnect which pairs and memory it serves.
 #pragma once
 
 #include <memory>
@@ -36,6 +38,9 @@ std::vector<NetAvailability> probeNets();
 Result<NetKind> chooseNet(const std::string& requested);
 
 struct TransportOptions {
+  bool p2pDisabled = false;
+  int device = -1;                  // this rank's device (-1: host-only)
+  std::vector<std::string> busIds;  // every rank's device, by PCI bus id ("" for none)
   bool shmDisabled = false;
   NetKind net = NetKind::kSocket;
   std::vector<NetInterface> socketInterfaces;  // where the socket transport listens (one per NIC)
@@ -44,8 +49,8 @@ struct TransportOptions {
   size_t chunkBytes = 0;  // the largest chunk a connection carries (one slot)
 };
 
-// One instance of each transport for one communicator (they hold listeners).
-// Shared memory comes first, so pairs on one host use it when they can.
+// One instance of each transport for one communicator (they hold listeners),
+// the same list on every rank whose options agree.
 Result<std::vector<std::unique_ptr<Transport>>> createTransports(const TransportOptions& options);
 
 }  // namespace tutti

@@ -4,6 +4,11 @@
 // posted slot, consumes it where it lies and releases it. Whether a slot lives
 // in shared memory (zero extra copies) or is carried by TCP is the transport's
 // business; the executor sees only this.
+//
+// The memory a call's buffers live in is part of the request: a connection
+// for device calls has slots the device's kernels can reach (device memory,
+// or page-locked host memory mapped into the device), and the communicator
+// orders its slots with the device's stream (transport/stream_ordered.h).
 #pragma once
 
 #include <atomic>
@@ -18,11 +23,28 @@
 
 namespace tutti {
 
+class DeviceRuntime;
+using DeviceStream = void*;
+
+// Where a call's buffers live.
+enum class Memory : uint8_t { kHost = 0, kDevice = 1 };
+constexpr int kMemoryKinds = 2;
+inline const char* memoryName(Memory m) { return m == Memory::kDevice ? "device" : "host"; }
+
+// A connection's slot ring, so a device can be given access to it.
+struct SlotRegion {
+  void* base = nullptr;
+  size_t bytes = 0;
+  bool onDevice = false;  // device memory already (P2P, GPUDirect)
+};
+
 class SendConnection {
  public:
   virtual ~SendConnection() = default;
-  // The slot for the next chunk, or nullptr while every slot is in flight.
-  virtual void* acquire(size_t* capacity) = 0;
+  // The slot for the chunk `ahead` places after the next one to be posted,
+  // or nullptr while it is still in flight (ahead < the ring's slots). A
+  // device writes several slots before the host posts the first.
+  virtual void* acquire(size_t* capacity, uint32_t ahead = 0) = 0;
   // Publishes the acquired slot holding `bytes` bytes.
   virtual Status post(size_t bytes) = 0;
   // Transports that can send straight from the caller's memory (sockets) take
@@ -47,13 +69,15 @@ class SendConnection {
   // A descriptor that turns writable when acquire() may succeed again, so an
   // idle rank can sleep in poll() instead of retrying; -1 when there is none.
   virtual int pollFd() const { return -1; }
+  virtual SlotRegion slots() const = 0;
 };
 
 class RecvConnection {
  public:
   virtual ~RecvConnection() = default;
-  // The oldest received chunk and its size, or nullptr while none is complete.
-  virtual const void* peek(size_t* bytes) = 0;
+  // The oldest received chunk not yet released (`ahead` places further on)
+  // and its size, or nullptr while it is not complete.
+  virtual const void* peek(size_t* bytes, uint32_t ahead = 0) = 0;
   // The peeked chunk has been consumed; its slot may be reused.
   virtual Status release() = 0;
   virtual Status progress() = 0;
@@ -62,6 +86,7 @@ class RecvConnection {
   virtual int reportedFailure() const = 0;
   // A descriptor that turns readable when peek() may succeed; -1 when none.
   virtual int pollFd() const { return -1; }
+  virtual SlotRegion slots() const = 0;
 };
 
 // Everything a transport needs to set up one connection.
@@ -75,6 +100,8 @@ struct ConnectionSpec {
   double timeoutSeconds = 0;
   const std::atomic<bool>* abort = nullptr;
   int nic = 0;  // which of the transport's interfaces the receiver listens on
+  Memory memory = Memory::kHost;  // where the calls' buffers live
+  int device = -1;                // this rank's device (device calls)
 };
 
 // "rank 3 (host)": how transports name the other end in errors.
@@ -91,7 +118,13 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
-  virtual bool canConnect(const RankInfo& self, const RankInfo& peer) const = 0;
+  // Whether this transport can carry calls on `memory` between the two ranks.
+  virtual bool canConnect(const RankInfo& self, const RankInfo& peer, Memory memory) const = 0;
+  // Where its slots for calls on `memory` live, for logs: "host",
+  // "host-mapped", "device", "device (GDR)".
+  virtual const char* slotPlace(Memory memory) const {
+    return memory == Memory::kDevice ? "host-mapped" : "host";
+  }
   // Receiver side, first: creates its end and the handle for the sender.
   virtual Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
                                                          ConnectionHandle* handle) = 0;

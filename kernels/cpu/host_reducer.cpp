@@ -1,4 +1,5 @@
 // Picks the widest instruction set the CPU has and serves the Reducer interface.
+#include <atomic>
 #include <cstring>
 
 #include "kernels/cpu/reduce_table.h"
@@ -12,42 +13,53 @@ const ReduceTable& reduceTable_avx512();
 
 namespace {
 
+struct Chosen {
+  const ReduceTable* table;
+  const char* name;
+};
+
+Chosen choose() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c"))
+    return {&reduceTable_avx512(), "cpu-avx512"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    return {&reduceTable_avx2(), "cpu-avx2"};
+  return {&reduceTable_generic(), "cpu-generic"};
+}
+
+const Chosen& chosen() {
+  static const Chosen c = choose();
+  return c;
+}
+
+// Relaxed: a tally for tests, one add per chunk.
+std::atomic<uint64_t> gHostCalls{0};
+
 class HostReducer final : public Reducer {
  public:
-  HostReducer() {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c")) {
-      table_ = &reduceTable_avx512();
-      name_ = "cpu-avx512";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c")) {
-      table_ = &reduceTable_avx2();
-      name_ = "cpu-avx2";
-    } else {
-      table_ = &reduceTable_generic();
-      name_ = "cpu-generic";
-    }
-  }
   void reduce(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
               int divisor) const override {
-    table_->reduce[static_cast<int>(dtype)][static_cast<int>(op)](dst, a, b, count, divisor);
+    gHostCalls.fetch_add(1, std::memory_order_relaxed);
+    chosen().table->reduce[static_cast<int>(dtype)][static_cast<int>(op)](dst, a, b, count, divisor);
   }
   void divide(void* dst, const void* src, size_t count, DataType dtype,
               int divisor) const override {
-    table_->divide[static_cast<int>(dtype)](dst, src, count, divisor);
+    gHostCalls.fetch_add(1, std::memory_order_relaxed);
+    chosen().table->divide[static_cast<int>(dtype)](dst, src, count, divisor);
   }
   void copy(void* dst, const void* src, size_t bytes) const override {
+    gHostCalls.fetch_add(1, std::memory_order_relaxed);
     if (dst != src) std::memcpy(dst, src, bytes);
   }
-  const char* name() const override { return name_; }
-
- private:
-  const ReduceTable* table_;
-  const char* name_;
+  const char* name() const override { return chosen().name; }
 };
 
 }  // namespace
+
+const ReduceTable& bestReduceTable() { return *chosen().table; }
+
+uint64_t hostReducerCalls() { return gHostCalls.load(std::memory_order_relaxed); }
 
 const Reducer& hostReducer() {
   static const HostReducer reducer;

@@ -16,4 +16,7 @@ struct ReduceTable {
   DivideFn divide[kNumDataTypes];
 };
 
+// The widest instruction set's table on this CPU (what hostReducer() runs).
+const ReduceTable& bestReduceTable();
+
 }  // namespace tutti

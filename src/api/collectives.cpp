@@ -80,8 +80,8 @@ Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs args, const ch
   args.stream = stream;
   if (groupActive()) return submit(&c, args);
   if (args.onDevice) {
-    std::vector<StreamBatch> batch{{comm, {args}}};
-    return enqueueOnStreams(batch, api);
+    std::vector<StreamBatch> batch{{&c, &backgroundOf(comm), {args}}};
+    return enqueueDeviceCalls(batch, api);
   }
   if (comm->settings.blocking) {
     drainBackground(comm);  // earlier device calls come first on every rank
@@ -104,8 +104,8 @@ Result<std::vector<StreamBatch>> splitDeviceCalls(const GroupCalls& calls) {
     if (!call.args.onDevice) continue;
     StreamBatch* batch = nullptr;
     for (auto& b : batches)
-      if (b.comm == call.comm->apiHandle()) batch = &b;
-    if (!batch) batch = &batches.emplace_back(StreamBatch{call.comm->apiHandle(), {}});
+      if (b.comm == call.comm) batch = &b;
+    if (!batch) batch = &batches.emplace_back(StreamBatch{call.comm, &backgroundOf(call.comm->apiHandle()), {}});
     batch->calls.push_back(call.args);
   }
   return batches;
@@ -209,7 +209,7 @@ tuttiResult_t tuttiGroupEnd(void) {
   auto split = splitDeviceCalls(*all);
   if (!split.ok()) return report(nullptr, "tuttiGroupEnd", split.status());
   if (!split->empty()) {
-    Status st = enqueueOnStreams(*split, "tuttiGroupEnd");
+    Status st = enqueueDeviceCalls(*split, "tuttiGroupEnd");
     if (!st.ok()) return report(nullptr, "tuttiGroupEnd", st);
   }
   auto calls = std::make_shared<GroupCalls>();

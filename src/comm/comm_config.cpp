@@ -43,16 +43,14 @@ Result<CommConfig> CommConfig::fromEnv() {
   c.socketStreams.socketsPerThread = static_cast<int>(nsocks);
   c.socketStreams.threads = static_cast<int>(nthreads);
   TUTTI_ASSIGN_OR_RETURN(c.net, chooseNet(tunableString("NET")));
-  TUTTI_ASSIGN_OR_RETURN(int64_t staging, tunableInt("STAGING_BYTES"));
-  if (staging < 4096 || staging > (1ll << 30))
-    return InvalidArgument("TUTTI_STAGING_BYTES must be between 4096 and 1 GiB");
-  c.stagingBytes = static_cast<size_t>(staging);
+  TUTTI_ASSIGN_OR_RETURN(int64_t emulated, tunableInt("EMULATE_DEVICE"));
+  if (emulated < 0 || emulated > 16) return InvalidArgument("TUTTI_EMULATE_DEVICE must be between 0 and 16");
   TUTTI_ASSIGN_OR_RETURN(int64_t p2pOff, tunableInt("P2P_DISABLE"));
   TUTTI_ASSIGN_OR_RETURN(int64_t p2pBuff, tunableInt("P2P_BUFFSIZE"));
   if (p2pBuff < nsteps * 4096 || p2pBuff > (1ll << 32))
     return InvalidArgument("TUTTI_P2P_BUFFSIZE must be between NSTEPS*4096 and 4 GiB");
   c.p2pDisabled = p2pOff != 0;
-  c.p2pSlotBytes = static_cast<size_t>(p2pBuff / nsteps) / 4096 * 4096;
+  c.deviceSlotBytes = static_cast<size_t>(p2pBuff / nsteps) / 4096 * 4096;
   return c;
 }
 
@@ -63,7 +61,7 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
                 socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size()),
-                stagingBytes, p2pSlotBytes, p2pDisabled ? 1 : 0};
+                deviceSlotBytes, p2pDisabled ? 1 : 0};
 }
 
 }  // namespace tutti

@@ -28,9 +28,8 @@ struct CommConfig {
   std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
   SocketStreams socketStreams;   // TUTTI_NSOCKS_PERTHREAD, TUTTI_SOCKET_NTHREADS
   NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
-  size_t stagingBytes = 4 << 20;   // TUTTI_STAGING_BYTES: a device call's pipeline piece
   bool p2pDisabled = false;        // TUTTI_P2P_DISABLE
-  size_t p2pSlotBytes = 4 << 20;   // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk between GPUs
+  size_t deviceSlotBytes = 4 << 20;  // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk of a device call
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes.
@@ -43,9 +42,8 @@ struct CommConfig {
     int32_t socketStreams;  // sockets per connection: both ends must agree
     int32_t net;            // the network transport: both ends must use the same
     uint64_t algoHash;
-    uint64_t stagingBytes;  // device calls are cut into pieces alike on every rank
-    uint64_t p2pSlotBytes;  // GPU chunks: both ends of a P2P connection must agree
-    int32_t p2pDisabled;    // device calls are staged or direct alike on every rank
+    uint64_t deviceSlotBytes;  // device chunks: both ends of a connection must agree
+    int32_t p2pDisabled;       // every rank lists the same transports
     int32_t unused = 0;
   };
   Shared shared() const;

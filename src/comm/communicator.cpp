@@ -7,8 +7,7 @@
 #include <cstring>
 
 #include "tutti/tutti.h"
-#include "src/comm/device_direct.h"
-#include "src/comm/device_staging.h"
+#include "src/comm/group.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
@@ -28,13 +27,12 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
   return c;
 }
 
-// The GPU path first: its connections name this communicator's peers.
-Communicator::~Communicator() { direct_.reset(); }
-
-Result<DeviceStaging*> Communicator::staging() {
-  if (device_ < 0) return InvalidUsage("this communicator is host-only: no CUDA device at init");
-  if (!staging_) staging_ = std::make_unique<DeviceStaging>(deviceRuntime(), config_.stagingBytes);
-  return staging_.get();
+// Device connections go once the stream is past every kernel that uses
+// their slots; the stream goes last.
+Communicator::~Communicator() {
+  if (deviceCalls_) (void)deviceCalls_->finish();
+  connections_.clear();
+  deviceCalls_.reset();
 }
 
 Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
@@ -43,7 +41,6 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   nranks_ = nranks;
   name_ = options.name;
   device_ = options.device;
-  magic_ = handle.magic;
   setLogRank(rank);
   TUTTI_ASSIGN_OR_RETURN(config_, CommConfig::fromEnv());
   if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
@@ -55,41 +52,45 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
              TUTTI_MINOR, TUTTI_PATCH, rank, nranks, iface.name.c_str(),
              iface.address.toString().c_str(), describeDevice(device_).c_str());
   TUTTI_ASSIGN_OR_RETURN(bootstrap_, SocketBootstrap::create(handle, rank, nranks, iface,
-                                                             config_.timeoutSeconds, &abort_));
+                                                             config_.timeoutSeconds, &health_.abortFlag()));
   TUTTI_RETURN_IF_ERROR(checkSameConfig());
+  std::vector<std::string> busIds;
+  TUTTI_ASSIGN_OR_RETURN(busIds, gatherBusIds());
   TransportOptions topts;
+  topts.p2pDisabled = config_.p2pDisabled;
+  topts.device = device_;
+  topts.busIds = busIds;
   topts.shmDisabled = config_.shmDisabled;
   topts.socketInterfaces = ifaces;
   topts.socket = config_.socketStreams;
   topts.net = config_.net;
-  topts.chunkBytes = config_.slotBytes;
+  topts.chunkBytes = std::max(config_.slotBytes, config_.deviceSlotBytes);
   topts.swap = [this](const std::string& mine) { return swapAddresses(mine); };
-  nics_ = static_cast<int>(ifaces.size());
-  TUTTI_ASSIGN_OR_RETURN(transports_, createTransports(topts));
+  TUTTI_ASSIGN_OR_RETURN(auto transports, createTransports(topts));
   TUTTI_INFO(kSubsysInit, "rank %d: network transport %s (%s)", rank, netName(config_.net),
              tunableString("NET").empty() ? "the fastest usable here" : "TUTTI_NET");
-  const auto& peers = bootstrap_->peers();
-  peerTransport_.resize(nranks);
-  for (int p = 0; p < nranks; ++p) {
-    for (auto& t : transports_)
-      if (t->canConnect(peers[rank], peers[p])) {
-        peerTransport_[p] = t.get();
-        break;
-      }
-    if (p != rank)
-      TUTTI_INFO(kSubsysInit, "rank %d -> %s: %s", rank, describePeer(p).c_str(),
-                 peerTransport_[p]->name());
-  }
   cpu_set_t cpus;
   int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   TUTTI_RETURN_IF_ERROR(gatherLayout(topo, ifaces, cores));
-  int localRanks = static_cast<int>(layout_.ranksOf(layout_.nodeOf(rank)).size());
+  int localRanks = static_cast<int>(planner_.layout().ranksOf(planner_.layout().nodeOf(rank)).size());
   config_.adaptToOversubscription(localRanks, cores);
   TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
              rank, localRanks, cores, config_.spinCount);
-  connections_.reset(nranks);
+  if (device_ >= 0) {
+    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_));
+  }
+  ConnectionSettings cs;
+  cs.magic = handle.magic;
+  cs.hostSlotBytes = config_.slotBytes;
+  cs.deviceSlotBytes = config_.deviceSlotBytes;
+  cs.nslots = config_.nslots;
+  cs.timeoutSeconds = config_.timeoutSeconds;
+  cs.abort = &health_.abortFlag();
+  cs.nics = static_cast<int>(ifaces.size());
+  cs.device = device_;
+  cs.stream = deviceCalls_ ? deviceCalls_->stream() : nullptr;
+  TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
   TUTTI_RETURN_IF_ERROR(connectRings());
-  TUTTI_RETURN_IF_ERROR(setUpDeviceDirect());
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
   TUTTI_INFO(kSubsysInit, "rank %d: init done, up to %d channel(s), %zu KiB chunks x %d slots", rank,
@@ -113,8 +114,9 @@ void Communicator::preferNicsNearDevice(const TopoGraph& topo, std::vector<NetIn
              order.empty() ? "(not in the topology)" : order.front().c_str());
 }
 
-// Each rank's device, gathered; then whether device calls go GPU to GPU.
-Status Communicator::setUpDeviceDirect() {
+// Each rank's device by PCI bus id ("" for a host-only rank): the P2P
+// transport tells from them which peers' devices this one reaches.
+Result<std::vector<std::string>> Communicator::gatherBusIds() {
   struct DeviceName {
     char busId[32];
   };
@@ -125,10 +127,11 @@ Status Communicator::setUpDeviceDirect() {
   }
   TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), sizeof(DeviceName)));
   std::vector<std::string> busIds;
-  for (const DeviceName& d : all) busIds.emplace_back(d.busId);
-  TUTTI_ASSIGN_OR_RETURN(direct_, DeviceDirect::create(*this, busIds));
-  if (direct_) TUTTI_RETURN_IF_ERROR(direct_->connectRings());
-  return Status::Ok();
+  for (DeviceName& d : all) {
+    d.busId[sizeof(d.busId) - 1] = '\0';
+    busIds.emplace_back(d.busId);
+  }
+  return busIds;
 }
 
 // Every rank's view of its machine, gathered: the node layout, the rings of
@@ -156,18 +159,19 @@ Status Communicator::gatherLayout(const TopoGraph& topo, const std::vector<NetIn
   std::vector<RankTopo> all(nranks_);
   all[rank_] = mine;
   TUTTI_RETURN_IF_ERROR(bootstrap_->allgather(all.data(), sizeof(RankTopo)));
-  layout_ = NodeLayout(all);
+  NodeLayout layout(all);
   // One channel per NIC at least, so every NIC carries traffic.
   if (!config_.channelsForced)
-    config_.maxChannels = std::min(kMaxChannels, std::max(config_.maxChannels, layout_.minNics()));
-  rings_.clear();
-  for (int c = 0; c < config_.maxChannels; ++c) rings_.push_back(layout_.ring(c, config_.ringOrder));
-  tuning_ = TuneContext::fromLayout(layout_, rings_[0], config_.maxChannels, config_.channelsForced,
-                                    config_.slotBytes);
-  tuning_.filter = config_.algoFilter;
-  for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
+    config_.maxChannels = std::min(kMaxChannels, std::max(config_.maxChannels, layout.minNics()));
+  PlannerSettings ps;
+  ps.maxChannels = config_.maxChannels;
+  ps.channelsForced = config_.channelsForced;
+  ps.ringOrder = config_.ringOrder;
+  ps.maxChunkBytes = config_.slotBytes;
+  ps.filter = config_.algoFilter;
+  planner_ = CallPlanner(std::move(layout), rank_, ps);
   TUTTI_INFO(kSubsysInit, "rank %d: %s; ring of channel 0 crosses nodes %d time(s); %d NIC(s), %.0f Gbit/s",
-             rank_, layout_.describe().c_str(), tuning_.ringCrossings, mine.nics, mine.netGbps);
+             rank_, planner_.layout().describe().c_str(), planner_.tuning().ringCrossings, mine.nics, mine.netGbps);
   return Status::Ok();
 }
 
@@ -183,7 +187,7 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_STAGING_BYTES, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or socket streams than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or socket streams than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();
@@ -210,107 +214,18 @@ Result<std::vector<std::string>> Communicator::swapAddresses(const std::string& 
   return out;
 }
 
-Transport* Communicator::transportFor(int peer) const { return peerTransport_[peer]; }
-
-ConnectionSpec Communicator::specFor(int channel, int peer) const {
-  const auto& peers = bootstrap_->peers();
-  ConnectionSpec spec{&peers[rank_], &peers[peer], magic_, 0, config_.slotBytes, config_.nslots,
-                      config_.timeoutSeconds, &abort_};
-  // Channels listen on the node's NICs in turn.
-  spec.nic = channel < 0 ? 0 : channel % nics_;
-  return spec;
-}
-
+// Host rings always; a device communicator's device rings too, so no
+// first call connects them while a gate holds a stream.
 Status Communicator::connectRings() {
   if (nranks_ == 1) return Status::Ok();
-  Connector connector;
-  requestConnections(ringEdges(), &connector);
-  return connector.run();
+  Plan rings = planner_.ringEdges();
+  std::vector<PlanToConnect> wanted{{this, &rings, Memory::kHost}};
+  if (device_ >= 0) wanted.push_back({this, &rings, Memory::kDevice});
+  return connectPlans(wanted);
 }
-
-Plan Communicator::ringEdges() const {
-  Plan ringEdges;
-  if (nranks_ == 1) return ringEdges;
-  for (int c = 0; c < config_.maxChannels; ++c) {
-    const std::vector<int>& ring = rings_[c];
-    size_t pos = 0;
-    while (ring[pos] != rank_) ++pos;
-    ChannelProgram p;
-    p.channel = c;
-    addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks_ - 1) % nranks_],
-            ring[(pos + 1) % nranks_], 0, 0, 0);
-    ringEdges.channels.push_back(p);
-  }
-  return ringEdges;
-}
-
-bool Communicator::requestConnections(const Plan& plan, Connector* connector, const LinkSet* set) {
-  ConnectionTable& table = set ? *set->table : connections_;
-  auto transport = [&](int peer) { return set ? set->transport : transportFor(peer); };
-  auto spec = [&](int channel, int peer, int sender) {
-    ConnectionSpec sp = specFor(channel, peer);
-    sp.connectionId = ConnectionTable::connectionId(channel, sender);
-    if (set) {
-      sp.connectionId |= set->idBits;
-      sp.slotBytes = set->slotBytes;
-    }
-    return sp;
-  };
-  bool any = false;
-  for (const ChannelProgram& p : plan.channels)
-    for (const Step& s : p.steps) {
-      if (s.sendPeer >= 0 && !table.send(p.channel, s.sendPeer)) {
-        connector->addSend({transport(s.sendPeer), bootstrap_.get(), spec(p.channel, s.sendPeer, rank_)},
-                           table.sendSlot(p.channel, s.sendPeer));
-        any = true;
-      }
-      if (s.recvPeer >= 0 && !table.recv(p.channel, s.recvPeer)) {
-        connector->addRecv({transport(s.recvPeer), bootstrap_.get(), spec(p.channel, s.recvPeer, s.recvPeer)},
-                           table.recvSlot(p.channel, s.recvPeer));
-        any = true;
-      }
-    }
-  return any;
-}
-
-namespace {
-// The bytes a call moves in all: gathered and scattered buffers hold every rank's.
-size_t callBytes(const CollectiveArgs& a, int nranks) {
-  const bool allRows = a.collective == Collective::kAllGather || a.collective == Collective::kReduceScatter;
-  return a.count * dtypeSize(a.dtype) * (allRows ? nranks : 1);
-}
-}  // namespace
 
 TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
-  PlanRequest r;
-  r.collective = a.collective;
-  r.nranks = nranks_;
-  r.rank = rank_;
-  r.root = a.root;
-  r.peer = a.root;
-  r.count = a.count;
-  r.elemSize = dtypeSize(a.dtype);
-  r.rings = &rings_;
-  r.layout = &layout_;
-  r.allReduceTrees = allReduceTrees_;
-  const size_t bytes = callBytes(a, nranks_);
-  TuneChoice choice{Algorithm::kRing, 1, config_.slotBytes, 0};
-  const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
-  if (!p2p && nranks_ > 1) {
-    const uint64_t key = (static_cast<uint64_t>(a.collective) << 56) ^ bytes;
-    auto hit = tuneCache_.find(key);
-    if (hit != tuneCache_.end()) {
-      choice = hit->second;
-    } else {
-      choice = tune(tuning_, a.collective, bytes);
-      if (tuneCache_.size() >= 4096) tuneCache_.clear();  // bounded for jobs of many sizes
-      tuneCache_.emplace(key, choice);
-    }
-  }
-  r.algorithm = choice.algorithm;
-  r.nchannels = choice.nchannels;
-  buildPlan(r, plan);
-  return choice;
+  return planner_.plan({a.collective, a.count, dtypeSize(a.dtype), a.root}, plan);
 }
 
 size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
@@ -322,13 +237,14 @@ size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) con
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   const TuneChoice choice = planCall(a, plan);
   const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
-  const size_t bytes = callBytes(a, nranks_);
+  const bool device = a.onDevice;
+  if (device && !deviceCalls_) return InvalidUsage("this communicator is host-only: no CUDA device at init");
   work->plan = plan;
   work->input = a.input;
   work->output = a.output;
   if (const size_t scratch = scratchBytes(a, *plan)) {
-    if (a.onDevice && direct_) {  // where the device's kernels can reach
-      TUTTI_ASSIGN_OR_RETURN(work->output, direct_->scratch(scratch));
+    if (device) {  // where the device's kernels can reach; reserved before the call
+      TUTTI_ASSIGN_OR_RETURN(work->output, deviceCalls_->scratch(scratch));
     } else {
       if (scratch_.size() < scratch) {
         TUTTI_ASSIGN_OR_RETURN(scratch_, HostBuffer::allocate(scratch));
@@ -341,25 +257,66 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->nranks = nranks_;
   work->rank = rank_;
   work->sequence = ++sequence_;
-  // Device buffers GPU to GPU travel over the P2P connections, in their chunks.
-  const bool gpuToGpu = a.onDevice && direct_;
-  work->links = gpuToGpu ? static_cast<Links*>(direct_.get()) : this;
-  work->abort = &abort_;
-  work->chunkBytes = gpuToGpu ? config_.p2pSlotBytes : choice.chunkBytes;
+  work->links = this;
+  work->memory = a.memory();
+  work->abort = &health_.abortFlag();
+  // Device chunks fill their connections' slots: one kernel per chunk and step.
+  work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
   if (!p2p)
-    TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes%s: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
-               collectiveName(a.collective), static_cast<unsigned long long>(sequence_), bytes,
-               gpuToGpu ? " GPU to GPU" : "", algorithmName(choice.algorithm), choice.nchannels,
-               work->chunkBytes >> 10, choice.predictedUs);
+    TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of %s memory: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
+               collectiveName(a.collective), static_cast<unsigned long long>(sequence_),
+               callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_), memoryName(a.memory()),
+               algorithmName(choice.algorithm), choice.nchannels, work->chunkBytes >> 10, choice.predictedUs);
   TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
               static_cast<unsigned long long>(sequence_), a.count, dtypeName(a.dtype),
               redOpName(a.op), a.root);
   return Status::Ok();
 }
 
-SendConnection* Communicator::sendTo(int channel, int peer) { return connections_.send(channel, peer); }
+bool Communicator::readyForDevice(const std::vector<CollectiveArgs>& calls) {
+  if (!deviceCalls_) return true;  // prepare refuses them
+  // The caller's thread, while the background may run earlier calls.
+  static thread_local Plan checked;
+  Connector missing;  // only asked what it would make
+  for (const CollectiveArgs& call : calls) {
+    planCall(call, &checked);
+    if (scratchBytes(call, checked) > deviceCalls_->scratchBytes()) return false;
+    if (requestConnections(checked, Memory::kDevice, &missing)) return false;
+  }
+  return true;
+}
 
-RecvConnection* Communicator::recvFrom(int channel, int peer) { return connections_.recv(channel, peer); }
+Status Communicator::reserveForDevice(const std::vector<DeviceBatch>& batches) {
+  size_t total = 0;
+  for (const DeviceBatch& b : batches) total += b.calls->size();
+  std::vector<Plan> plans(total);  // sized once: the connector keeps their addresses
+  std::vector<PlanToConnect> wanted;
+  size_t next = 0;
+  for (const DeviceBatch& b : batches) {
+    if (!b.comm->deviceCalls_) continue;
+    size_t scratch = 0;
+    for (const CollectiveArgs& call : *b.calls) {
+      b.comm->planCall(call, &plans[next]);
+      scratch = std::max(scratch, b.comm->scratchBytes(call, plans[next]));
+      wanted.push_back({b.comm, &plans[next++], Memory::kDevice});
+    }
+    TUTTI_RETURN_IF_ERROR(b.comm->deviceCalls_->scratch(scratch).status());
+  }
+  return connectPlans(wanted);
+}
+
+Status Communicator::runOnDevice(const std::vector<CollectiveArgs>& calls) {
+  if (devicePlans_.size() < calls.size()) devicePlans_.resize(calls.size());
+  deviceWorks_.assign(calls.size(), Work{});
+  // Connections and scratch were reserved at enqueue, on the caller's thread.
+  for (size_t i = 0; i < calls.size(); ++i) TUTTI_RETURN_IF_ERROR(prepare(calls[i], &devicePlans_[i], &deviceWorks_[i]));
+  Status st = execute(deviceWorks_.data(), deviceWorks_.size(), deviceCalls_->reducer(), execOptions());
+  // Every kernel reading or writing the caller's buffers ends before the
+  // caller's stream may go on; then the slots' last releases go out.
+  Status done = deviceCalls_->finish();
+  connections_.table().forEach(Memory::kDevice, [](auto& c) { (void)c.progress(); });
+  return st.ok() ? done : st;
+}
 
 std::string Communicator::describePeer(int peer) const {
   return bootstrap_ ? bootstrap_->describePeer(peer) : "rank " + std::to_string(peer);
@@ -369,22 +326,7 @@ void Communicator::notifyFailure(int failedRank) {
   setAsyncError(Code::kRemoteError);
   // Peers learn of a failure only when it has a rank to name; a broken
   // connection reaches them on their own connections anyway.
-  if (failedRank >= 0) connections_.forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
-}
-
-void Communicator::setLastError(const std::string& message) {
-  std::lock_guard<std::mutex> lock(errorMutex_);
-  lastError_ = message;
-}
-
-std::string Communicator::lastError() const {
-  std::lock_guard<std::mutex> lock(errorMutex_);
-  return lastError_;
-}
-
-void Communicator::setAsyncError(Code code) {
-  Code expected = Code::kOk;
-  asyncError_.compare_exchange_strong(expected, code);
+  if (failedRank >= 0) connections_.table().forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
 }
 
 }  // namespace tutti

@@ -1,30 +1,24 @@
 // A communicator: one rank's view of a group of ranks. Owns the bootstrap,
-// the transports, the node layout and cost model, and every connection (rings
-// made at init, tree and send/recv edges on first use); turns calls into
-// plans and Work for the executor.
+// the planner and the connections (rings made at init, tree and send/recv
+// edges on first use, for host and device calls alike); turns calls into
+// plans and Work for the executor. A device call differs only in its
+// connections (stream-ordered) and its reducer (kernels on tutti's stream).
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "kernels/dtype.h"
 #include "src/bootstrap/socket_bootstrap.h"
 #include "src/comm/comm_config.h"
-#include "src/comm/connection_table.h"
-#include "src/comm/connector.h"
-#include "src/exec/executor.h"
+#include "src/comm/comm_health.h"
+#include "src/comm/connections.h"
+#include "src/comm/device_calls.h"
 #include "src/common/host_buffer.h"
-#include "src/device/device_runtime.h"
-#include "src/plan/layout.h"
-#include "src/plan/plan.h"
-#include "src/plan/tree.h"
-#include "src/plan/tuner.h"
+#include "src/exec/executor.h"
+#include "src/plan/call_planner.h"
 #include "src/topo/topology.h"
-#include "transport/transport.h"
 #include "tutti/tutti.h"
 
 namespace tutti {
@@ -40,6 +34,7 @@ struct CollectiveArgs {
   int root = 0;  // broadcast, reduce; the peer for send and recv
   bool onDevice = false;        // buffers in device memory: stream-ordered
   DeviceStream stream = nullptr;  // the caller's cudaStream_t (device buffers only)
+  Memory memory() const { return onDevice ? Memory::kDevice : Memory::kHost; }
 };
 
 // What the caller of init may set beyond the environment.
@@ -47,18 +42,6 @@ struct CommOptions {
   double timeoutSeconds = 0;  // 0: TUTTI_TIMEOUT
   std::string name;           // shown in errors; empty: none
   int device = -1;            // the CUDA device bound at init; -1: host-only
-};
-
-class DeviceStaging;
-class DeviceDirect;
-
-// A second set of connections beside the communicator's own: one transport
-// for every peer, its own slot size (P2P between devices).
-struct LinkSet {
-  ConnectionTable* table = nullptr;
-  Transport* transport = nullptr;
-  size_t slotBytes = 0;
-  uint32_t idBits = 0;  // or'ed into connection ids: its handles travel under their own tags
 };
 
 class Communicator final : public Links {
@@ -73,11 +56,6 @@ class Communicator final : public Links {
   const std::string& name() const { return name_; }
   // The CUDA device this communicator serves (-1: host memory only).
   int device() const { return device_; }
-  // Stages device buffers through pinned host memory (made on first use).
-  Result<DeviceStaging*> staging();
-  // Runs device buffers GPU to GPU; null when some pair of ranks cannot
-  // (then device calls are staged). Decided alike on every rank at init.
-  DeviceDirect* direct() const { return direct_.get(); }
   // The API handle this communicator lives in (groups find non-blocking
   // communicators' background threads through it).
   tuttiComm_t apiHandle() const { return apiHandle_; }
@@ -91,34 +69,46 @@ class Communicator final : public Links {
 
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
-  // Device calls of a GPU-to-GPU communicator get direct()'s links.
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
-  // The plan alone (the cost model's choice), and the scratch it needs.
-  TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
-  size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
-  // Registers with the connector every connection the plan uses that does not
-  // exist yet (in `set`, else the communicator's own); the caller runs its
-  // phases (across communicators in a group). False when nothing is missing.
-  bool requestConnections(const Plan& plan, Connector* connector, const LinkSet* set = nullptr);
-  // One step per channel naming both ring neighbours: the connections made at init.
-  Plan ringEdges() const;
+  // Registers with the connector every connection the plan uses for calls
+  // on `m` that does not exist yet; the caller runs its phases (across
+  // communicators in a group). False when nothing is missing.
+  bool requestConnections(const Plan& plan, Memory m, Connector* connector) {
+    return connections_.request(plan, m, connector);
+  }
   Plan* scratchPlan() { return &scratchPlan_; }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds}; }
 
+  // Device calls. Whether the connections and device scratch the calls
+  // need exist; if not, the caller makes them with reserveForDevice on its
+  // own thread, with no earlier call of the communicator left, before any
+  // gate holds a stream: connecting waits for peers, and freeing device
+  // memory waits for the whole device.
+  bool readyForDevice(const std::vector<CollectiveArgs>& calls);
+  struct DeviceBatch {
+    Communicator* comm;
+    const std::vector<CollectiveArgs>* calls;
+  };
+  // Several communicators at once (a group), so ranks sharing a thread connect together.
+  static Status reserveForDevice(const std::vector<DeviceBatch>& batches);
+  // Runs the calls (their buffers on this communicator's device) together,
+  // blocking until the results are in device memory.
+  Status runOnDevice(const std::vector<CollectiveArgs>& calls);
+
   // Links
-  SendConnection* sendTo(int channel, int peer) override;
-  RecvConnection* recvFrom(int channel, int peer) override;
+  SendConnection* sendTo(Memory m, int channel, int peer) override { return connections_.send(m, channel, peer); }
+  RecvConnection* recvFrom(Memory m, int channel, int peer) override { return connections_.recv(m, channel, peer); }
   std::string describePeer(int peer) const override;
   void notifyFailure(int failedRank) override;
-  int reportedFailure(double graceSeconds) override { return connections_.reportedFailure(graceSeconds); }
+  int reportedFailure(double graceSeconds) override { return connections_.table().reportedFailure(graceSeconds); }
 
   // Errors and lifetime.
-  std::atomic<bool>& abortFlag() { return abort_; }
-  std::atomic<int>& activeCalls() { return activeCalls_; }
-  void setLastError(const std::string& message);
-  std::string lastError() const;
-  void setAsyncError(Code code);
-  Code asyncError() const { return asyncError_.load(); }
+  std::atomic<bool>& abortFlag() { return health_.abortFlag(); }
+  std::atomic<int>& activeCalls() { return health_.activeCalls(); }
+  void setLastError(const std::string& message) { health_.setLastError(message); }
+  std::string lastError() const { return health_.lastError(); }
+  void setAsyncError(Code code) { health_.setAsyncError(code); }
+  Code asyncError() const { return health_.asyncError(); }
   uint64_t lastSequence() const { return sequence_; }
 
  private:
@@ -126,45 +116,31 @@ class Communicator final : public Links {
   Status init(const BootstrapHandle& handle, int nranks, int rank, const CommOptions& options);
   Status checkSameConfig();
   Result<std::vector<std::string>> swapAddresses(const std::string& mine);
-  Status connectRings();
+  Result<std::vector<std::string>> gatherBusIds();
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
-  Status setUpDeviceDirect();
-  ConnectionSpec specFor(int channel, int peer) const;
-  Transport* transportFor(int peer) const;
+  Status connectRings();
+  // The cost model's choice for the call, its plan, and the scratch it needs.
+  TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
+  size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
 
   int rank_ = 0;
   int nranks_ = 1;
   std::string name_;
   int device_ = -1;
-  std::unique_ptr<DeviceStaging> staging_;
-  std::unique_ptr<DeviceDirect> direct_;
-  tuttiComm_t apiHandle_ = nullptr;
-  uint8_t barrierBytes_[2] = {0, 0};
   CommConfig config_;
-  uint64_t magic_ = 0;
   std::unique_ptr<SocketBootstrap> bootstrap_;
-  std::vector<std::unique_ptr<Transport>> transports_;
-  std::vector<Transport*> peerTransport_;
-  int nics_ = 1;  // interfaces the socket transport listens on; channels spread over them
-  NodeLayout layout_;
-  std::vector<std::vector<int>> rings_;  // ring order per channel
-  TuneContext tuning_;
-  TreeLinks allReduceTrees_[2];  // this rank's links in both unrooted trees
-  // The cost model's answer per (collective, bytes): searching is microseconds,
-  // a small-message call must not pay it every time. Identical on every rank.
-  std::unordered_map<uint64_t, TuneChoice> tuneCache_;
-  ConnectionTable connections_;
+  CallPlanner planner_;
+  std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
+  Connections connections_;
   HostBuffer scratch_;  // tree reduce's partial sums at ranks other than the root
   Plan scratchPlan_;
+  std::vector<Plan> devicePlans_;  // reused: a steady device call allocates nothing
+  std::vector<Work> deviceWorks_;
   uint64_t sequence_ = 0;
-  std::atomic<bool> abort_{false};
-  std::atomic<int> activeCalls_{0};
-  std::atomic<Code> asyncError_{Code::kOk};
-  mutable std::mutex errorMutex_;
-  std::string lastError_;
-
-  friend class Connector;
+  CommHealth health_;
+  tuttiComm_t apiHandle_ = nullptr;
+  uint8_t barrierBytes_[2] = {0, 0};
 };
 
 }  // namespace tutti

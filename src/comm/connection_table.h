@@ -1,7 +1,7 @@
-// Every connection of a communicator, by (channel, peer) and direction:
-// rings, trees and send/recv (channel kP2PChannel) all draw from it, so an
-// edge two algorithms share is one connection. Sized once, so the slots a
-// Connector fills keep their address.
+// Every connection of a communicator, by (memory, channel, peer) and
+// direction: rings, trees and send/recv (channel kP2PChannel) of host and
+// device calls all draw from it, so an edge two algorithms share is one
+// connection. Sized once, so the slots a Connector fills keep their address.
 #pragma once
 
 #include <chrono>
@@ -24,25 +24,35 @@ class ConnectionTable {
     nranks_ = nranks;
     send_.clear();
     recv_.clear();
-    send_.resize(static_cast<size_t>(kMaxChannels + 1) * nranks);
-    recv_.resize(static_cast<size_t>(kMaxChannels + 1) * nranks);
+    send_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
+    recv_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
   }
   bool valid(int channel, int peer) const {
     return channel >= kP2PChannel && channel < kMaxChannels && peer >= 0 && peer < nranks_;
   }
-  SendConnection* send(int channel, int peer) const {
-    return valid(channel, peer) ? send_[index(channel, peer)].get() : nullptr;
+  SendConnection* send(Memory m, int channel, int peer) const {
+    return valid(channel, peer) ? send_[index(m, channel, peer)].get() : nullptr;
   }
-  RecvConnection* recv(int channel, int peer) const {
-    return valid(channel, peer) ? recv_[index(channel, peer)].get() : nullptr;
+  RecvConnection* recv(Memory m, int channel, int peer) const {
+    return valid(channel, peer) ? recv_[index(m, channel, peer)].get() : nullptr;
   }
-  std::unique_ptr<SendConnection>* sendSlot(int channel, int peer) { return &send_[index(channel, peer)]; }
-  std::unique_ptr<RecvConnection>* recvSlot(int channel, int peer) { return &recv_[index(channel, peer)]; }
+  std::unique_ptr<SendConnection>* sendSlot(Memory m, int channel, int peer) { return &send_[index(m, channel, peer)]; }
+  std::unique_ptr<RecvConnection>* recvSlot(Memory m, int channel, int peer) { return &recv_[index(m, channel, peer)]; }
 
   template <typename F>
   void forEach(F&& f) {
     for (auto& s : send_) if (s) f(*s);
     for (auto& r : recv_) if (r) f(*r);
+  }
+  // The connections of one memory kind only.
+  template <typename F>
+  void forEach(Memory m, F&& f) {
+    const size_t per = static_cast<size_t>(kMaxChannels + 1) * nranks_;
+    const size_t first = static_cast<size_t>(m) * per;
+    for (size_t i = first; i < first + per && i < send_.size(); ++i) {
+      if (send_[i]) f(*send_[i]);
+      if (recv_[i]) f(*recv_[i]);
+    }
   }
 
   // The failed rank a failure notice on any connection names, polling the
@@ -62,15 +72,16 @@ class ConnectionTable {
     }
   }
 
-  // The receiver's id for the connection `sender` sends it on `channel`:
-  // unique per receiver, and the tag its handle travels under.
-  static uint32_t connectionId(int channel, int sender) {
-    return (static_cast<uint32_t>(channel + 1) << 20) | static_cast<uint32_t>(sender);
+  // The receiver's id for the connection `sender` sends it on `channel`
+  // for calls on `m`: unique per receiver, and the tag its handle travels under.
+  static uint32_t connectionId(Memory m, int channel, int sender) {
+    return (static_cast<uint32_t>(m) << 30) | (static_cast<uint32_t>(channel + 1) << 22) |
+           static_cast<uint32_t>(sender);
   }
 
  private:
-  size_t index(int channel, int peer) const {
-    return static_cast<size_t>(channel + 1) * nranks_ + peer;
+  size_t index(Memory m, int channel, int peer) const {
+    return (static_cast<size_t>(m) * (kMaxChannels + 1) + (channel + 1)) * nranks_ + peer;
   }
   int nranks_ = 0;
   std::vector<std::unique_ptr<SendConnection>> send_;

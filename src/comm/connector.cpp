@@ -2,15 +2,37 @@
 
 #include <string>
 
+#include "transport/stream_ordered.h"
+
 namespace tutti {
 
 void Connector::addRecv(const Endpoint& e, std::unique_ptr<RecvConnection>* slot) {
+  for (const RecvJob& j : recvs_)
+    if (j.slot == slot) return;
   recvs_.push_back({e, slot});
 }
 
 void Connector::addSend(const Endpoint& e, std::unique_ptr<SendConnection>* slot) {
+  for (const SendJob& j : sends_)
+    if (j.slot == slot) return;
   sends_.push_back({e, slot});
 }
+
+namespace {
+
+// A device call's end of a connection: its slots mapped into the device,
+// posted and released in the order of the device's stream.
+template <typename Wrapper, typename End>
+Status orderOnStream(const Connector::Endpoint& e, std::unique_ptr<End>* slot) {
+  if (e.spec.memory != Memory::kDevice) return Status::Ok();
+  DeviceScope scope(*e.runtime, e.spec.device);
+  TUTTI_RETURN_IF_ERROR(scope.status());
+  TUTTI_ASSIGN_OR_RETURN(auto mapped, DeviceSlots::map(*e.runtime, e.stream, (*slot)->slots(), e.spec.nslots));
+  *slot = std::make_unique<Wrapper>(std::move(*slot), std::move(mapped));
+  return Status::Ok();
+}
+
+}  // namespace
 
 static std::string describe(const ConnectionSpec& s, const char* dir) {
   return std::string(dir) + " rank " + std::to_string(s.peer->rank) + " (connection " +
@@ -38,6 +60,11 @@ Status Connector::connectAll() {
     auto conn = j.e.transport->connect(j.e.spec, handle);
     if (!conn.ok()) return conn.status().withContext(j.e.transport->name() + std::string(" connect ") + describe(j.e.spec, "sending to"));
     *j.slot = std::move(conn.value());
+    Status st = orderOnStream<StreamOrderedSend>(j.e, j.slot);
+    if (!st.ok()) {
+      j.slot->reset();
+      return st.withContext(describe(j.e.spec, "sending to"));
+    }
   }
   return Status::Ok();
 }
@@ -45,6 +72,7 @@ Status Connector::connectAll() {
 Status Connector::acceptAll() {
   for (RecvJob& j : recvs_) {
     Status st = j.e.transport->accept(j.e.spec, **j.slot);
+    if (st.ok()) st = orderOnStream<StreamOrderedRecv>(j.e, j.slot);
     if (!st.ok()) {
       j.slot->reset();
       return st.withContext(j.e.transport->name() + std::string(" accept ") + describe(j.e.spec, "receiving from"));

@@ -1,7 +1,8 @@
 // Sets up connections in three phases so that many can be made at once, even
 // between ranks that share a thread (a group over several communicators):
 // every receiver listens and sends its handle, then every sender connects,
-// then every receiver accepts. No phase waits on a later one.
+// then every receiver accepts. No phase waits on a later one. Connections
+// for device calls come out stream-ordered on the endpoint's stream.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "src/bootstrap/exchange.h"
+#include "src/device/device_runtime.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -19,8 +21,11 @@ class Connector {
     Transport* transport = nullptr;
     Exchange* exchange = nullptr;
     ConnectionSpec spec;
+    DeviceRuntime* runtime = nullptr;  // device calls: the device and tutti's stream on it
+    DeviceStream stream = nullptr;
   };
-  // `id` must be unique among the receiver's connections; it is the exchange tag.
+  // The spec's connection id must be unique among the receiver's
+  // connections; it is the exchange tag. A slot asked for twice is made once.
   void addRecv(const Endpoint& e, std::unique_ptr<RecvConnection>* slot);
   void addSend(const Endpoint& e, std::unique_ptr<SendConnection>* slot);
   bool empty() const { return recvs_.empty() && sends_.empty(); }

@@ -20,7 +20,7 @@ thread_local GroupState tGroup;
 Status connectPlans(const std::vector<PlanToConnect>& plans) {
   std::map<Communicator*, Connector> connectors;
   bool any = false;
-  for (const PlanToConnect& p : plans) any |= p.comm->requestConnections(*p.plan, &connectors[p.comm], p.set);
+  for (const PlanToConnect& p : plans) any |= p.comm->requestConnections(*p.plan, p.memory, &connectors[p.comm]);
   if (!any) return Status::Ok();
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.listenAll());
   for (auto& [comm, c] : connectors) TUTTI_RETURN_IF_ERROR(c.connectAll());
@@ -54,7 +54,7 @@ Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms) {
   Status st;
   for (size_t i = 0; i < calls.size() && st.ok(); ++i) {
     st = calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
-    plans.push_back({calls[i].comm, &calls[i].plan, nullptr});
+    plans.push_back({calls[i].comm, &calls[i].plan, Memory::kHost});
   }
   if (st.ok()) st = connectPlans(plans);
   if (st.ok()) st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());
@@ -71,7 +71,7 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
   TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
   // Connections are made on first use only: steady-state calls allocate nothing.
   Connector connector;
-  if (comm->requestConnections(*work.plan, &connector)) TUTTI_RETURN_IF_ERROR(connector.run());
+  if (comm->requestConnections(*work.plan, Memory::kHost, &connector)) TUTTI_RETURN_IF_ERROR(connector.run());
   return execute(&work, 1, hostReducer(), comm->execOptions());
 }
 

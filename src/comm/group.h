@@ -33,7 +33,7 @@ bool groupActive();
 struct PlanToConnect {
   Communicator* comm;
   const Plan* plan;
-  const LinkSet* set;  // null: the communicator's own connections
+  Memory memory;  // the calls' buffers: host or device connections
 };
 Status connectPlans(const std::vector<PlanToConnect>& plans);
 

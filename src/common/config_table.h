@@ -27,8 +27,8 @@
   X(SOCKET_NTHREADS, "0", "helper threads per socket connection (0: the caller's thread moves the bytes)") \
   X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
-  X(P2P_DISABLE, "0", "1: never connect GPUs of one node directly (stage device buffers through host memory)") \
-  X(P2P_BUFFSIZE, "33554432", "bytes of device memory per P2P connection and channel (NSTEPS chunks)") \
-  X(STAGING_BYTES, "4194304", "device buffers not reachable by P2P are staged through pinned host memory in pieces of this many bytes") \
+  X(P2P_DISABLE, "0", "1: never connect GPUs of one node directly (device calls then use shared memory or the network, through mapped host slots)") \
+  X(P2P_BUFFSIZE, "33554432", "bytes of slots per device-call connection and channel (NSTEPS chunks): device memory for P2P, mapped host memory otherwise") \
+  X(EMULATE_DEVICE, "0", "N > 0: this process gets N emulated GPUs (memory and kernels on the CPU) to try and test the device path without one") \
   X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")
 

@@ -104,6 +104,17 @@ class CudaRuntime final : public DeviceRuntime {
     return p;
   }
   void freePinned(void* p) override { cudaFreeHost(p); }
+  Result<void*> registerHost(void* p, size_t bytes) override {
+    TUTTI_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
+    void* d = nullptr;
+    cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
+    if (e != cudaSuccess) {
+      cudaHostUnregister(p);
+      return cudaFailure(e, "cudaHostGetDevicePointer");
+    }
+    return d;
+  }
+  void unregisterHost(void* p) override { cudaHostUnregister(p); }
 
   Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch, size_t width,
                      size_t rows, DeviceStream s) override {

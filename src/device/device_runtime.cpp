@@ -1,7 +1,11 @@
 #include "src/device/device_runtime.h"
 
 #include <atomic>
+#include <algorithm>
 #include <cstdlib>
+
+#include "src/common/config.h"
+#include "src/device/emulated_device.h"
 
 namespace tutti {
 
@@ -27,6 +31,8 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status launchHostFunc(DeviceStream, void (*)(void*), void*) override { return refuse(); }
   Result<void*> allocPinned(size_t) override { return refuse(); }
   void freePinned(void*) override {}
+  Result<void*> registerHost(void*, size_t) override { return refuse(); }
+  void unregisterHost(void*) override {}
   Status copy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, DeviceStream) override {
     return refuse();
   }
@@ -55,6 +61,8 @@ std::atomic<DeviceRuntime*> gOverride{nullptr};
 
 DeviceRuntime& defaultRuntime() {
   static DeviceRuntime* chosen = [] () -> DeviceRuntime* {
+    auto emulated = tunableInt("EMULATE_DEVICE");  // a bad value is refused at init
+    if (emulated.ok() && *emulated > 0) return new EmulatedDevice(static_cast<int>(std::min<int64_t>(*emulated, 16)));
     DeviceRuntime* cuda = cudaDeviceRuntime();
     if (cuda && cuda->deviceCount() > 0) return cuda;
     return new NoDeviceRuntime(cuda ? cuda->unavailableReason()

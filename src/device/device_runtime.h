@@ -58,6 +58,10 @@ class DeviceRuntime {
   // Page-locked host memory, which copies can reach without a bounce.
   virtual Result<void*> allocPinned(size_t bytes) = 0;
   virtual void freePinned(void* p) = 0;
+  // Page-locks host memory the process already has (a shared segment, a
+  // transport's slots) and maps it into every device; the device address.
+  virtual Result<void*> registerHost(void* p, size_t bytes) = 0;
+  virtual void unregisterHost(void* p) = 0;
   // A strided copy of `rows` rows of `width` bytes between any two memories.
   virtual Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
                              size_t width, size_t rows, DeviceStream s) = 0;

@@ -91,8 +91,8 @@ Status Run::resolve(Cursor& c) {
   c.recv = nullptr;
   c.sendPeer = s.sendPeer;
   c.recvPeer = s.recvPeer;
-  if (s.sendPeer >= 0) c.send = c.work->links->sendTo(c.program->channel, s.sendPeer);
-  if (s.recvPeer >= 0) c.recv = c.work->links->recvFrom(c.program->channel, s.recvPeer);
+  if (s.sendPeer >= 0) c.send = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
+  if (s.recvPeer >= 0) c.recv = c.work->links->recvFrom(c.work->memory, c.program->channel, s.recvPeer);
   if ((s.sendPeer >= 0 && !c.send) || (s.recvPeer >= 0 && !c.recv))
     return InternalError("no connection for channel " + std::to_string(c.program->channel));
   return Status::Ok();
@@ -262,7 +262,7 @@ bool Run::eligible(size_t index) const {
   for (size_t i = 0; i < index; ++i) {
     const Cursor& other = cursors_[i];
     if (other.work == me.work || other.finished()) continue;
-    if (other.work->links != me.work->links) continue;
+    if (other.work->links != me.work->links || other.work->memory != me.work->memory) continue;
     if (other.program->channel != me.program->channel) continue;
     // Same channel of the same communicator: on a ring that is the same pair of
     // connections; for send/recv, the same peer.
@@ -281,7 +281,7 @@ Status Run::drain(Cursor& c) {
   bool flushed = true;
   for (const Step& s : c.program->steps) {
     if (s.sendPeer < 0) continue;
-    SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
+    SendConnection* conn = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
     if (!conn || conn->flushed()) continue;
     Status st = conn->progress();
     if (!st.ok()) return fail(c, st, s.sendPeer, true);
@@ -295,13 +295,13 @@ Status Run::progressProgram(Cursor& c) {
   SendConnection* lastSend = nullptr;
   RecvConnection* lastRecv = nullptr;
   for (const Step& s : c.program->steps) {  // consecutive steps mostly share connections
-    SendConnection* send = s.sendPeer >= 0 ? c.work->links->sendTo(c.program->channel, s.sendPeer) : nullptr;
+    SendConnection* send = s.sendPeer >= 0 ? c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer) : nullptr;
     if (send && send != lastSend && send != c.send) {
       Status st = send->progress();
       if (!st.ok()) return fail(c, st, s.sendPeer, true);
     }
     if (send) lastSend = send;
-    RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.program->channel, s.recvPeer) : nullptr;
+    RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.work->memory, c.program->channel, s.recvPeer) : nullptr;
     if (recv && recv != lastRecv && recv != c.recv) {
       Status st = recv->progress();
       if (!st.ok()) return fail(c, st, s.recvPeer, false);
@@ -400,7 +400,7 @@ Status Run::go() {
   for (Cursor& c : cursors_) {
     for (const Step& s : c.program->steps) {
       if (s.sendPeer < 0) continue;
-      SendConnection* conn = c.work->links->sendTo(c.program->channel, s.sendPeer);
+      SendConnection* conn = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
       while (conn && !conn->flushed()) {
         Status st = conn->progress();
         if (!st.ok()) return fail(c, st, s.sendPeer, true);

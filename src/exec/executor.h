@@ -21,12 +21,13 @@
 
 namespace tutti {
 
-// How an operation finds its connections: by channel and peer rank.
+// How an operation finds its connections: by the memory its buffers live
+// in, channel and peer rank.
 class Links {
  public:
   virtual ~Links() = default;
-  virtual SendConnection* sendTo(int channel, int peer) = 0;
-  virtual RecvConnection* recvFrom(int channel, int peer) = 0;
+  virtual SendConnection* sendTo(Memory memory, int channel, int peer) = 0;
+  virtual RecvConnection* recvFrom(Memory memory, int channel, int peer) = 0;
   virtual std::string describePeer(int peer) const = 0;
   // This rank gives up because `failedRank` failed (-1: a peer's connection
   // broke, which one is not known here): record it, and tell every peer.
@@ -48,6 +49,7 @@ struct Work {
   int rank = 0;
   uint64_t sequence = 0;  // the communicator's call number, for errors
   Links* links = nullptr;
+  Memory memory = Memory::kHost;  // device: every step is a kernel of the reducer's stream
   const std::atomic<bool>* abort = nullptr;
 };
 

@@ -46,16 +46,27 @@ void expectInfoLogShowsTransports(const std::string& net) {
     std::string log = slurp(dir + "/log." + host + "." + std::to_string(getpid()));
     for (const char* want : {"tutti 0.1.0", "interface lo", "INFO", "-> rank", "init done"})
       if (log.find(want) == std::string::npos) return std::string("log lacks \"") + want + "\":\n" + log;
-    // Ranks 0 and 1 share a (fake) host: shm; rank 2 is elsewhere: the network transport.
-    if (ctx.rank == 0 && (log.find("rank 1 (") == std::string::npos || log.find(": shm") == std::string::npos ||
-                          log.find(": " + net) == std::string::npos ||
-                          log.find("network transport " + net) == std::string::npos))
-      return "rank 0's log does not show shm to rank 1 and " + net + " to rank 2:\n" + log;
+    // Ranks 0 and 1 share a (fake) host: shm for host calls, P2P between
+    // their (emulated) devices; rank 2 is elsewhere: the network transport,
+    // with slots mapped into the device for device calls.
+    auto says = [&log](const std::string& peer, const std::string& route) {
+      for (size_t at = log.find("-> " + peer); at != std::string::npos; at = log.find("-> " + peer, at + 1)) {
+        size_t end = log.find('\n', at);
+        if (log.substr(at, end - at).find(route) != std::string::npos) return true;
+      }
+      return false;
+    };
+    if (ctx.rank == 0 &&
+        (!says("rank 1 (", "host calls over shm/host") || !says("rank 1 (", "device calls over p2p/device") ||
+         !says("rank 2 (", "host calls over " + net + "/host") ||
+         !says("rank 2 (", "device calls over " + net + "/host-mapped") ||
+         log.find("network transport " + net) == std::string::npos))
+      return "rank 0's log does not show shm and p2p to rank 1, " + net + " to rank 2:\n" + log;
     return "";
   }, [&](int rank) {
     std::map<std::string, std::string> env{
         {"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_FILE", pattern},
-        {"TUTTI_HOSTID", rank < 2 ? "hostA" : "hostB"}};
+        {"TUTTI_HOSTID", rank < 2 ? "hostA" : "hostB"}, {"TUTTI_EMULATE_DEVICE", "1"}};
     if (net == "ucx") {
       env["TUTTI_NET"] = "ucx";
       env["UCX_TLS"] = "tcp";

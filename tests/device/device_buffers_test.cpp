@@ -1,8 +1,9 @@
-// Device buffers on an emulated device (tests/harness/fake_device.h), so the
+// Device buffers on an emulated device (src/device/emulated_device.h), so the
 // stream-ordered paths run here without a GPU: every collective, dtype and op
-// in place and out of place, GPU to GPU over P2P (IPC between processes, plain
-// pointers within one) and staged through host memory over shared memory and
-// sockets, cut into many chunks; the call returning before its stream gets
+// in place and out of place, over P2P (IPC between processes, plain pointers
+// within one) and over shared memory and sockets whose slots are mapped into
+// the device, and both in one communicator (two pretend nodes), cut into many
+// chunks, with no reduction or copy ever done by the host; the call returning before its stream gets
 // there and later stream work seeing the result; ranks of one process sharing
 // a device and a stream, or on two devices with and without peer access; a
 // dead peer; and the refusals.
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reducer.h"
 #include "src/device/device_runtime.h"
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/fake_device.h"
@@ -71,57 +73,75 @@ class FakeCaseDevice final : public CaseDevice {
 
 // The ways a device buffer travels between ranks.
 enum class Path {
-  kP2p,           // one node, devices reach each other: GPU to GPU (IPC between processes)
-  kP2pTree,       // the same with TUTTI_ALGO=tree (tree reduce keeps partial sums on the device)
-  kStagedShm,     // TUTTI_P2P_DISABLE: pinned host memory over shared memory
-  kStagedSocket,  // and over TCP
-  kTwoNodes,      // two pretend hosts: staged, shm inside a host, TCP between
+  kP2p,        // one node, devices reach each other: GPU to GPU (IPC between processes)
+  kP2pTree,    // the same with TUTTI_ALGO=tree (tree reduce keeps partial sums on the device)
+  kShm,        // TUTTI_P2P_DISABLE: shared memory, its slots mapped into the device
+  kSocket,     // and TCP (TUTTI_SHM_DISABLE too)
+  kTwoNodes,   // two pretend nodes of two ranks: P2P inside each, TCP between
 };
 
 const char* pathName(Path path) {
   switch (path) {
     case Path::kP2p: return "p2p";
     case Path::kP2pTree: return "p2p_tree";
-    case Path::kStagedShm: return "staged_shm";
-    case Path::kStagedSocket: return "staged_socket";
+    case Path::kShm: return "shm_mapped";
+    case Path::kSocket: return "socket_mapped";
     case Path::kTwoNodes: return "two_nodes";
   }
   return "?";
 }
 
-bool gpuToGpu(Path path) { return path == Path::kP2p || path == Path::kP2pTree; }
+bool usesP2p(Path path) { return path == Path::kP2p || path == Path::kP2pTree || path == Path::kTwoNodes; }
+bool usesMappedHost(Path path) { return path == Path::kShm || path == Path::kSocket || path == Path::kTwoNodes; }
 
 RankEnv deviceEnv(Path path) {
   return [path](int rank) {
-    // 4 KiB pieces and 4 KiB P2P chunks: a 1031-element int64 buffer is
-    // three of them.
+    // 32 KiB / 8 slots: 4 KiB device chunks, so a 1031-element int64 buffer is three of them.
     std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "60"},
-                                           {"TUTTI_STAGING_BYTES", "4096"}, {"TUTTI_P2P_BUFFSIZE", "32768"}};
+                                           {"TUTTI_P2P_BUFFSIZE", "32768"}};
     if (path == Path::kP2pTree) env["TUTTI_ALGO"] = "tree";
-    if (!gpuToGpu(path)) env["TUTTI_P2P_DISABLE"] = "1";
-    if (path == Path::kStagedSocket) env["TUTTI_SHM_DISABLE"] = "1";
+    if (!usesP2p(path)) env["TUTTI_P2P_DISABLE"] = "1";
+    if (path == Path::kSocket) env["TUTTI_SHM_DISABLE"] = "1";
     if (path == Path::kTwoNodes) env["TUTTI_HOSTID"] = "node" + std::to_string(rank / 2);
     return env;
   };
 }
 
-// Which path the calls so far took, from what they asked of the device:
-// staging allocates page-locked memory, P2P between processes maps the
-// peers' device memory.
-std::string checkPath(Path path, int nranks, int pinnedBefore) {
-  FakeDevice& d = processDevice();
-  const int pinned = d.pinnedAllocations() - pinnedBefore;
-  if (d.memoryCallsWhileStreamHeld() > 0)
+// What the device and the host reducer did since `before`, for one rank.
+struct Tally {
+  FakeDevice::Counters device;
+  uint64_t hostReducer = 0;
+  static Tally now() { return {processDevice().counters(), tutti::hostReducerCalls()}; }
+};
+
+// Which path the device calls since `before` took, from the device's own
+// counters: P2P maps peers' device memory (between processes) and its
+// kernels touch it; shared memory and sockets hand the device mapped host
+// slots; and the host reducer is never asked for anything.
+std::string checkPath(Path path, int nranks, const Tally& before) {
+  const Tally after = Tally::now();
+  const auto& d = after.device;
+  const auto& b = before.device;
+  if (d.memoryCallsWhileStreamHeld > 0)
     return "device memory was allocated, freed or mapped while a gate held a caller's stream";
-  if (gpuToGpu(path) && pinned > 0) return "P2P calls staged through pinned host memory";
-  if (gpuToGpu(path) && nranks > 1 && d.ipcOpens() == 0) return "P2P mapped no peer's device memory";
-  if (!gpuToGpu(path) && pinned == 0) return "staged calls allocated no pinned memory";
-  if (!gpuToGpu(path) && d.ipcOpens() > 0) return "staged calls mapped device memory of peers";
+  if (after.hostReducer != before.hostReducer)
+    return std::to_string(after.hostReducer - before.hostReducer) +
+           " host reducer calls during device calls (every step must be a device kernel or copy)";
+  if (d.pinnedAllocations != b.pinnedAllocations) return "device calls staged through pinned host memory";
+  if (nranks == 1) return "";
+  const long peer = d.peerOps - b.peerOps, mapped = d.mappedHostOps - b.mappedHostOps;
+  if (usesP2p(path) && (d.ipcOpens == b.ipcOpens || peer == 0))
+    return "no P2P: " + std::to_string(d.ipcOpens - b.ipcOpens) + " IPC maps, " + std::to_string(peer) +
+           " device operations on peers' memory";
+  if (!usesP2p(path) && (peer > 0 || d.ipcOpens != b.ipcOpens)) return "P2P used where it is disabled";
+  if (usesMappedHost(path) && mapped == 0) return "no device operation touched mapped host slots";
+  if (!usesMappedHost(path) && mapped > 0)
+    return std::to_string(mapped) + " device operations on mapped host slots where P2P reaches every peer";
   return "";
 }
 
 std::string runMatrix(const RankContext& ctx, Path path, const std::vector<size_t>& counts) {
-  const int pinnedBefore = processDevice().pinnedAllocations();
+  const Tally before = Tally::now();
   tuttiComm_t comm = nullptr;
   std::string err = initComm(ctx, &comm);
   if (!err.empty()) return err;
@@ -129,7 +149,7 @@ std::string runMatrix(const RankContext& ctx, Path path, const std::vector<size_
   err = runEveryCase(comm, ctx.rank, ctx.nranks, counts, &dev, 1);
   if (!err.empty()) return err;
   tuttiCommDestroy(comm);
-  return checkPath(path, ctx.nranks, pinnedBefore);
+  return checkPath(path, ctx.nranks, before);
 }
 
 class DeviceMatrix : public ::testing::TestWithParam<std::tuple<int, Path>> {};
@@ -145,22 +165,22 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DeviceMatrix,
                          ::testing::Values(std::make_tuple(1, Path::kP2p), std::make_tuple(2, Path::kP2p),
                                            std::make_tuple(3, Path::kP2p), std::make_tuple(5, Path::kP2p),
                                            std::make_tuple(3, Path::kP2pTree), std::make_tuple(5, Path::kP2pTree),
-                                           std::make_tuple(2, Path::kStagedShm),
-                                           std::make_tuple(3, Path::kStagedShm),
-                                           std::make_tuple(4, Path::kStagedSocket),
+                                           std::make_tuple(2, Path::kShm),
+                                           std::make_tuple(3, Path::kShm),
+                                           std::make_tuple(3, Path::kSocket),
                                            std::make_tuple(4, Path::kTwoNodes)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
                                   pathName(std::get<1>(info.param));
                          });
 
-// A large call: many chunks (P2P) or pieces (staged) in flight.
+// A large call: many chunks in flight, every slot of every connection reused.
 class DeviceLarge : public ::testing::TestWithParam<Path> {};
 
 TEST_P(DeviceLarge, AllReduceAllGatherReduceScatterPipelined) {
   const Path path = GetParam();
   auto body = [path](const RankContext& ctx) -> std::string {
-    const int pinnedBefore = processDevice().pinnedAllocations();
+    const Tally before = Tally::now();
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
     if (!err.empty()) return err;
@@ -170,18 +190,17 @@ TEST_P(DeviceLarge, AllReduceAllGatherReduceScatterPipelined) {
       if (!err.empty()) return err;
     }
     tuttiCommDestroy(comm);
-    return checkPath(path, ctx.nranks, pinnedBefore);
+    return checkPath(path, ctx.nranks, before);
   };
   RankEnv env = [path](int rank) {
     auto e = deviceEnv(path)(rank);
-    e["TUTTI_STAGING_BYTES"] = "65536";
     e["TUTTI_P2P_BUFFSIZE"] = "262144";
     return e;
   };
-  EXPECT_EQ(summarize(runRanks(3, body, env)), "");
+  EXPECT_EQ(summarize(runRanks(path == Path::kTwoNodes ? 4 : 3, body, env)), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, DeviceLarge, ::testing::Values(Path::kP2p, Path::kStagedShm),
+INSTANTIATE_TEST_SUITE_P(Paths, DeviceLarge, ::testing::Values(Path::kP2p, Path::kShm, Path::kSocket, Path::kTwoNodes),
                          [](const auto& info) { return std::string(pathName(info.param)); });
 
 // The call returns while its stream is still held; work queued after it on
@@ -217,7 +236,7 @@ TEST(DeviceBuffers, StreamOrdered) {
       if (back[i] != want)
         return "element " + std::to_string(i) + " of the later copy is " + std::to_string(back[i]) +
                ", want " + std::to_string(want);
-    if (d.hostFunctionsRun() < 1) return "no gate ran on the stream";
+    if (d.counters().hostFunctions < 1) return "no gate ran on the stream";
     int dev = -2;
     if (tuttiCommCuDevice(comm, &dev) != tuttiSuccess || dev != 0)
       return "tuttiCommCuDevice gave " + std::to_string(dev);
@@ -271,8 +290,8 @@ TEST(DeviceBuffers, InitAllRanksShareOneDeviceAndStream) {
 }
 
 // Two ranks of one process on devices 0 and 1: with peer access they go GPU
-// to GPU through plain pointers (no IPC within a process); without it they
-// are staged.
+// to GPU through plain pointers (no IPC within a process); without it over
+// shared memory, its slots mapped into both devices.
 class TwoDevices : public ::testing::TestWithParam<bool> {};
 
 TEST_P(TwoDevices, InitAllReduceAndGather) {
@@ -281,7 +300,7 @@ TEST_P(TwoDevices, InitAllReduceAndGather) {
     if (ctx.rank != 0) return "";
     FakeDevice& d = processDevice();
     d.setPeerAccess(peerAccess);
-    const int pinnedBefore = d.pinnedAllocations();
+    const Tally before = Tally::now();
     const int n = 2;
     const int devlist[n] = {0, 1};
     tuttiComm_t comms[n];
@@ -322,16 +341,20 @@ TEST_P(TwoDevices, InitAllReduceAndGather) {
       }
     }
     for (int r = 0; r < n; ++r) tuttiCommDestroy(comms[r]);
-    const int pinned = d.pinnedAllocations() - pinnedBefore;
-    if (peerAccess && (pinned > 0 || d.ipcOpens() > 0)) return "peers in one process did not go GPU to GPU";
-    if (!peerAccess && pinned == 0) return "devices without peer access were not staged";
+    const Tally after = Tally::now();
+    if (after.hostReducer != before.hostReducer) return "the host reducer ran during device calls";
+    const long peer = after.device.peerOps - before.device.peerOps;
+    const long mapped = after.device.mappedHostOps - before.device.mappedHostOps;
+    if (peerAccess && (mapped > 0 || peer == 0 || after.device.ipcOpens != before.device.ipcOpens))
+      return "peers in one process did not go GPU to GPU";
+    if (!peerAccess && (peer > 0 || mapped == 0)) return "devices without peer access did not use mapped shared memory";
     return "";
   };
   EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(Path::kP2p))), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(PeerAccess, TwoDevices, ::testing::Bool(),
-                         [](const auto& info) { return std::string(info.param ? "p2p" : "staged"); });
+                         [](const auto& info) { return std::string(info.param ? "p2p" : "shm_mapped"); });
 
 // A peer that leaves: the stream is released, and the failure is the
 // communicator's async error, naming the peer.
@@ -361,7 +384,7 @@ TEST_P(DeadPeer, OpensTheGateAndSetsTheAsyncError) {
   EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(GetParam()))), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, DeadPeer, ::testing::Values(Path::kP2p, Path::kStagedShm),
+INSTANTIATE_TEST_SUITE_P(Paths, DeadPeer, ::testing::Values(Path::kP2p, Path::kShm, Path::kSocket),
                          [](const auto& info) { return std::string(pathName(info.param)); });
 
 bool says(tuttiComm_t comm, const char* text) {

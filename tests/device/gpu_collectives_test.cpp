@@ -80,13 +80,13 @@ TEST_P(GpuCollectives, EveryCollectiveDtypeOpSharingDevice0) {
     tuttiCommDestroy(comm);
     return "";
   };
-  const bool staged = std::get<1>(GetParam());
-  auto env = [staged](int) {
-    // 1 MiB P2P chunks and staging pieces: the 2^20+3 counts take several.
+  const bool mapped = std::get<1>(GetParam());
+  auto env = [mapped](int) {
+    // 1 MiB device chunks: the 2^20+3 counts take several. Without P2P the
+    // chunks go through shared memory mapped into the GPU.
     return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "120"},
-                                              {"TUTTI_STAGING_BYTES", "1048576"},
                                               {"TUTTI_P2P_BUFFSIZE", "8388608"},
-                                              {"TUTTI_P2P_DISABLE", staged ? "1" : "0"}};
+                                              {"TUTTI_P2P_DISABLE", mapped ? "1" : "0"}};
   };
   EXPECT_EQ(summarize(runRanks(std::get<0>(GetParam()), body, env, 1200)), "");
 }
@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives,
                                            std::make_tuple(2, true), std::make_tuple(4, true)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
-                                  (std::get<1>(info.param) ? "staged" : "p2p");
+                                  (std::get<1>(info.param) ? "shm_mapped" : "p2p");
                          });
 
 }  // namespace

@@ -32,10 +32,11 @@ struct MemoryPipe {
 class MemorySend final : public SendConnection {
  public:
   explicit MemorySend(MemoryPipe* p) : p_(p) {}
-  void* acquire(size_t* cap) override {
-    if (p_->posted - p_->consumed >= static_cast<uint64_t>(p_->nslots)) return nullptr;
+  void* acquire(size_t* cap, uint32_t ahead) override {
+    const uint64_t index = p_->posted + ahead;
+    if (index - p_->consumed >= static_cast<uint64_t>(p_->nslots)) return nullptr;
     *cap = p_->slotBytes;
-    return p_->slots[p_->posted % p_->nslots].data();
+    return p_->slots[index % p_->nslots].data();
   }
   Status post(size_t bytes) override {
     p_->sizes[p_->posted % p_->nslots] = bytes;
@@ -47,6 +48,7 @@ class MemorySend final : public SendConnection {
   Status checkPeer() override { return Status::Ok(); }
   void notifyFailure(int) override {}
   int reportedFailure() const override { return -1; }
+  SlotRegion slots() const override { return {}; }
 
  private:
   MemoryPipe* p_;
@@ -55,10 +57,11 @@ class MemorySend final : public SendConnection {
 class MemoryRecv final : public RecvConnection {
  public:
   explicit MemoryRecv(MemoryPipe* p) : p_(p) {}
-  const void* peek(size_t* bytes) override {
-    if (p_->consumed == p_->posted) return nullptr;
-    *bytes = p_->sizes[p_->consumed % p_->nslots];
-    return p_->slots[p_->consumed % p_->nslots].data();
+  const void* peek(size_t* bytes, uint32_t ahead) override {
+    const uint64_t index = p_->consumed + ahead;
+    if (index >= p_->posted) return nullptr;
+    *bytes = p_->sizes[index % p_->nslots];
+    return p_->slots[index % p_->nslots].data();
   }
   Status release() override {
     ++p_->consumed;
@@ -68,6 +71,7 @@ class MemoryRecv final : public RecvConnection {
   Status checkPeer() override { return Status::Ok(); }
   void notifyFailure(int) override {}
   int reportedFailure() const override { return -1; }
+  SlotRegion slots() const override { return {}; }
 
  private:
   MemoryPipe* p_;
@@ -99,8 +103,8 @@ class MemoryFabric {
   }
   struct RankLinks final : Links {
     RankLinks(MemoryFabric* f, int rank) : fabric(f), rank(rank) {}
-    SendConnection* sendTo(int c, int peer) override { return fabric->ends(c, rank, peer).send.get(); }
-    RecvConnection* recvFrom(int c, int peer) override { return fabric->ends(c, peer, rank).recv.get(); }
+    SendConnection* sendTo(Memory, int c, int peer) override { return fabric->ends(c, rank, peer).send.get(); }
+    RecvConnection* recvFrom(Memory, int c, int peer) override { return fabric->ends(c, peer, rank).recv.get(); }
     std::string describePeer(int peer) const override { return "rank " + std::to_string(peer); }
     void notifyFailure(int) override {}
     int reportedFailure(double) override { return -1; }

@@ -1,6 +1,9 @@
 // One conformance suite for every transport: two ends in this process, a
 // stream of chunks of awkward sizes checked byte for byte and in order,
-// flow control, sending by reference, and the failure notice.
+// flow control, sending by reference, and the failure notice. The "_device"
+// variants (and p2p) carry device calls on the emulated device: the ends
+// are stream-ordered, chunks are written and read by the device's copies,
+// and slots go back to the transport only once the device is past them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +17,10 @@
 #include <vector>
 
 #include "src/common/interfaces.h"
+#include "src/device/emulated_device.h"
+#include "transport/p2p/transport.h"
 #include "transport/shm/transport.h"
+#include "transport/stream_ordered.h"
 #include "transport/socket/transport.h"
 #ifdef TUTTI_HAVE_UCX
 #include "transport/ucx/transport.h"
@@ -47,8 +53,27 @@ std::unique_ptr<UcxTransport> makeUcx(const std::string& name) {
 }
 #endif
 
+// The emulated device the device variants run on, and tutti's stream on it.
+EmulatedDevice& testDevice() {
+  static EmulatedDevice* device = new EmulatedDevice(1);
+  return *device;
+}
+DeviceStream testStream() {
+  static DeviceStream stream = *testDevice().createStream();
+  return stream;
+}
+
+bool onDevice(const std::string& name) {
+  return name == "p2p" || (name.size() > 7 && name.compare(name.size() - 7, 7, "_device") == 0);
+}
+std::string baseName(const std::string& name) {
+  return onDevice(name) && name != "p2p" ? name.substr(0, name.size() - 7) : name;
+}
+
 std::unique_ptr<Transport> makeTransport(const std::string& name) {
   if (name == "shm") return std::make_unique<ShmTransport>();
+  if (name == "p2p")
+    return std::make_unique<P2pTransport>(testDevice(), 0, std::vector<std::string>{"0000:10:00.0", "0000:10:00.0"});
   auto lo = selectInterfaces(listInterfaces(), "lo", AF_INET);
   EXPECT_TRUE(lo.ok());
   // "socket_4x2": 4 sockets per thread, 2 helper threads; "socket_3x0": 3
@@ -64,7 +89,8 @@ std::unique_ptr<Transport> makeTransport(const std::string& name) {
 }
 
 // Both ends' transports; UCX's swap worker addresses as a bootstrap would.
-std::pair<std::unique_ptr<Transport>, std::unique_ptr<Transport>> makeTransports(const std::string& name) {
+std::pair<std::unique_ptr<Transport>, std::unique_ptr<Transport>> makeTransports(const std::string& full) {
+  const std::string name = baseName(full);
 #ifdef TUTTI_HAVE_UCX
   if (name.rfind("ucx", 0) == 0) {
     auto sender = makeUcx(name), receiver = makeUcx(name);
@@ -88,10 +114,12 @@ std::pair<std::unique_ptr<Transport>, std::unique_ptr<Transport>> makeTransports
 }
 
 std::vector<std::string> transportsUnderTest() {
-  std::vector<std::string> names = {"shm", "socket", "socket_3x0", "socket_2x2"};
+  std::vector<std::string> names = {"shm", "socket", "socket_3x0", "socket_2x2",
+                                    "p2p", "shm_device", "socket_device", "socket_2x2_device"};
 #ifdef TUTTI_HAVE_UCX
   names.push_back("ucx_tcp");
   names.push_back("ucx_sm");
+  names.push_back("ucx_tcp_device");
 #endif
 #ifdef TUTTI_HAVE_IBVERBS
   names.push_back("ib");  // skips without an RDMA device
@@ -120,10 +148,16 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(p_.senderSide && p_.receiverSide);
     static uint32_t id = 0;
     ConnectionSpec recvSpec{&info_[1], &info_[0], 0x7e57ull + getpid(), ++id, kSlot, kSlots, 10, nullptr};
+    device_ = onDevice(GetParam());
+    if (device_) {
+      setDeviceRuntime(&testDevice());
+      recvSpec.memory = Memory::kDevice;
+      recvSpec.device = 0;
+    }
     ConnectionSpec sendSpec = recvSpec;
     sendSpec.self = &info_[0];
     sendSpec.peer = &info_[1];
-    ASSERT_TRUE(p_.receiverSide->canConnect(info_[1], info_[0]));
+    ASSERT_TRUE(p_.receiverSide->canConnect(info_[1], info_[0], recvSpec.memory));
     ConnectionHandle handle;
     auto r = p_.receiverSide->listen(recvSpec, &handle);
     ASSERT_TRUE(r.ok()) << r.status().message();
@@ -133,6 +167,44 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     p_.send = std::move(s.value());
     Status st = p_.receiverSide->accept(recvSpec, *p_.recv);
     ASSERT_TRUE(st.ok()) << st.message();
+    if (device_) {  // as the communicator's connector does for device calls
+      auto sendSlots = DeviceSlots::map(testDevice(), testStream(), p_.send->slots(), kSlots);
+      auto recvSlots = DeviceSlots::map(testDevice(), testStream(), p_.recv->slots(), kSlots);
+      ASSERT_TRUE(sendSlots.ok() && recvSlots.ok()) << sendSlots.status().message();
+      p_.send = std::make_unique<StreamOrderedSend>(std::move(p_.send), std::move(*sendSlots));
+      p_.recv = std::make_unique<StreamOrderedRecv>(std::move(p_.recv), std::move(*recvSlots));
+    }
+  }
+
+  void TearDown() override {
+    if (device_) {
+      ASSERT_TRUE(testDevice().synchronize(testStream()).ok());
+    }
+    p_.send.reset();
+    p_.recv.reset();
+    setDeviceRuntime(nullptr);
+  }
+
+  // Writes a chunk into a slot (a device copy on tutti's stream for device
+  // connections, as the executor's kernels would), or reads one back.
+  void write(void* slot, const std::vector<char>& data) {
+    if (!device_) {
+      std::memcpy(slot, data.data(), data.size());
+      return;
+    }
+    const size_t n = data.size();
+    ASSERT_TRUE(testDevice().copy2DAsync(slot, n, data.data(), n, n, 1, testStream()).ok());
+    ASSERT_TRUE(testDevice().synchronize(testStream()).ok());
+  }
+  std::vector<char> read(const void* slot, size_t bytes) {
+    std::vector<char> out(bytes);
+    if (!device_) {
+      std::memcpy(out.data(), slot, bytes);
+      return out;
+    }
+    EXPECT_TRUE(testDevice().copy2DAsync(out.data(), bytes, slot, bytes, bytes, 1, testStream()).ok());
+    EXPECT_TRUE(testDevice().synchronize(testStream()).ok());
+    return out;
   }
 
   // Posts `bytes` of pattern `seed` (by reference every third chunk when the
@@ -148,7 +220,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
       keep->push_back(std::move(data));  // must outlive the send
       EXPECT_TRUE(p_.send->postReference(keep->back().data(), bytes).ok());
     } else {
-      std::memcpy(slot, data.data(), bytes);
+      write(slot, data);
       EXPECT_TRUE(p_.send->post(bytes).ok());
     }
     return true;
@@ -160,7 +232,8 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     const void* data = p_.recv->peek(&got);
     if (!data) return false;
     EXPECT_EQ(got, bytes) << "chunk " << seed;
-    const char* c = static_cast<const char*>(data);
+    const std::vector<char> copy = read(data, bytes);
+    const char* c = copy.data();
     for (size_t i = 0; i < bytes; ++i)
       if (c[i] != static_cast<char>((seed * 131 + i * 7) & 0xff)) {
         ADD_FAILURE() << "chunk " << seed << " byte " << i << " differs";
@@ -183,6 +256,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
 
   RankInfo info_[2];
   Pair p_;
+  bool device_ = false;
 };
 
 TEST_P(Conformance, ChunksArriveInOrderAndIntact) {
@@ -235,7 +309,7 @@ TEST_P(Conformance, FailureNoticeNamesTheFailedRank) {
   }
   ASSERT_NE(data, nullptr);
   EXPECT_EQ(got, 100u);
-  EXPECT_EQ(static_cast<const char*>(data)[99], static_cast<char>((131 + 99 * 7) & 0xff));
+  EXPECT_EQ(read(data, 100)[99], static_cast<char>((131 + 99 * 7) & 0xff));
   ASSERT_TRUE(p_.recv->release().ok());
   Status st;
   deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

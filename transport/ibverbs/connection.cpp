@@ -153,23 +153,25 @@ Status IbSendConnection::waitReady() {
   return Status::Ok();
 }
 
-void* IbSendConnection::acquire(size_t* capacity) {
+void* IbSendConnection::acquire(size_t* capacity, uint32_t ahead) {
   if (!error_.ok()) return nullptr;
   Status st = waitReady();
   if (!st.ok()) error_ = st;
-  if (!ready_ || !window_.canPost(posted_, credit()[0])) return nullptr;
+  const uint64_t index = posted_ + ahead;
+  if (!ready_ || !window_.canPost(index, credit()[0])) return nullptr;
   // Credits bound the chunks the receiver holds, not the completions this
   // end has yet to poll: keep room on every send queue for one more chunk
   // and a failure notice.
-  if (sendQueueFull() && (!progress().ok() || sendQueueFull())) return nullptr;
+  if (sendQueueFull(ahead) && (!progress().ok() || sendQueueFull(ahead))) return nullptr;
   *capacity = slotBytes_;
-  return slots_.data() + (posted_ % window_.nslots()) * slotBytes_;
+  return slots_.data() + (index % window_.nslots()) * slotBytes_;
 }
 
-bool IbSendConnection::sendQueueFull() const {
-  // Each chunk takes one request on every queue pair, so they fill alike.
+bool IbSendConnection::sendQueueFull(uint32_t ahead) const {
+  // Each chunk takes one request on every queue pair, so they fill alike;
+  // chunks acquired ahead will take theirs when posted.
   uint64_t perQueue = (postedWrs_ - completedWrs_) / static_cast<uint64_t>(link_->nqps());
-  return perQueue + 2 > static_cast<uint64_t>(link_->depth());
+  return perQueue + ahead + 2 > static_cast<uint64_t>(link_->depth());
 }
 
 Status IbSendConnection::post(size_t bytes) {
@@ -279,13 +281,14 @@ Status IbRecvConnection::poll() {
   return Status::Ok();
 }
 
-const void* IbRecvConnection::peek(size_t* bytes) {
-  if (stripes_.complete() <= consumed_) {
+const void* IbRecvConnection::peek(size_t* bytes, uint32_t ahead) {
+  const uint64_t index = consumed_ + ahead;
+  if (stripes_.complete() <= index) {
     Status st = poll();
     if (!st.ok() && error_.ok()) error_ = st;
-    if (stripes_.complete() <= consumed_) return nullptr;
+    if (stripes_.complete() <= index) return nullptr;
   }
-  const uint64_t slot = consumed_ % window_.nslots();
+  const uint64_t slot = index % window_.nslots();
   *bytes = sizes_[slot];
   return slots_.data() + slot * slotBytes_;
 }

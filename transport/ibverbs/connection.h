@@ -57,18 +57,19 @@ class IbSendConnection final : public SendConnection {
  public:
   IbSendConnection(std::unique_ptr<IbLink> link, RegisteredBuffer slots, RegisteredBuffer credit,
                    const IbEndpointInfo& receiver);
-  void* acquire(size_t* capacity) override;
+  void* acquire(size_t* capacity, uint32_t ahead) override;
   Status post(size_t bytes) override;
   Status progress() override;
   bool flushed() const override { return completedWrs_ == postedWrs_; }
   Status checkPeer() override;
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override;
+  SlotRegion slots() const override { return slots_.region(window_.nslots() * slotBytes_); }
 
  private:
   volatile uint64_t* credit() const { return reinterpret_cast<volatile uint64_t*>(credit_.data()); }
   Status waitReady();  // the receiver's queue pairs are ready to receive
-  bool sendQueueFull() const;
+  bool sendQueueFull(uint32_t ahead) const;
 
   RegisteredBuffer slots_;
   RegisteredBuffer credit_;  // [0] consumed count, [1] failure notice (rank + 1); written by the receiver
@@ -91,12 +92,13 @@ class IbRecvConnection final : public RecvConnection {
   Status postReceives();
   // The sender's half arrived: connect, and learn where credits go.
   Status complete(const IbEndpointInfo& sender);
-  const void* peek(size_t* bytes) override;
+  const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
   Status progress() override;
   Status checkPeer() override;
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return notice_; }
+  SlotRegion slots() const override { return slots_.region(window_.nslots() * slotBytes_); }
   uint64_t ringAddress() const { return reinterpret_cast<uint64_t>(slots_.data()); }
   uint32_t ringKey() const { return slots_.key().rkey; }
 

@@ -11,6 +11,7 @@
 #include "transport/ibverbs/hca_filter.h"
 #include "transport/ibverbs/mr_cache.h"
 #include "transport/ibverbs/verbs_api.h"
+#include "transport/transport.h"
 
 namespace tutti {
 
@@ -65,6 +66,7 @@ class RegisteredBuffer {
   ~RegisteredBuffer() { reset(); }
   char* data() const { return memory_.data(); }
   const MemoryKey& key() const { return key_; }
+  SlotRegion region(size_t bytes) const { return {memory_.data(), bytes, false}; }
 
  private:
   void reset();

@@ -26,7 +26,8 @@ class IbTransport final : public Transport {
   static Status probe(std::string* description);
 
   const char* name() const override { return "ib"; }
-  bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
+  // Any pair; device calls through slots mapped into the device.
+  bool canConnect(const RankInfo&, const RankInfo&, Memory) const override { return true; }
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
                                                  ConnectionHandle* handle) override;
   Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,

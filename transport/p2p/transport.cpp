@@ -5,10 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
-#include "src/common/clock.h"
-#include "transport/p2p/connection.h"
+#include "transport/shm/connection.h"
 
 namespace tutti {
 
@@ -39,25 +37,12 @@ struct RingGuard {
 
 }  // namespace
 
-bool P2pTransport::canConnect(const RankInfo& self, const RankInfo& peer) const {
-  if (self.hostHash != peer.hostHash || device_ < 0) return false;
+bool P2pTransport::canConnect(const RankInfo& self, const RankInfo& peer, Memory memory) const {
+  if (memory != Memory::kDevice || self.hostHash != peer.hostHash || device_ < 0) return false;
   if (peer.rank < 0 || peer.rank >= static_cast<int>(busIds_.size()) || busIds_[peer.rank].empty())
     return false;
   auto peerDevice = runtime_.deviceByBusId(busIds_[peer.rank]);
   return peerDevice.ok() && runtime_.canAccessPeer(device_, *peerDevice);
-}
-
-Result<std::vector<DeviceEvent>> P2pTransport::makeEvents(int n) {
-  std::vector<DeviceEvent> events;
-  for (int i = 0; i < n; ++i) {
-    auto e = runtime_.createEvent();
-    if (!e.ok()) {
-      for (DeviceEvent made : events) runtime_.destroyEvent(made);
-      return e.status();
-    }
-    events.push_back(*e);
-  }
-  return events;
 }
 
 Result<std::unique_ptr<RecvConnection>> P2pTransport::listen(const ConnectionSpec& spec,
@@ -75,18 +60,18 @@ Result<std::unique_ptr<RecvConnection>> P2pTransport::listen(const ConnectionSpe
   if (!sameProcess(spec)) {
     TUTTI_ASSIGN_OR_RETURN(h.ipc, runtime_.exportMemory(ring));
   }
-  auto segment = std::make_unique<ShmSegment>();
-  TUTTI_RETURN_IF_ERROR(segment->create(h.name, 0, spec.nslots));
-  TUTTI_ASSIGN_OR_RETURN(auto events, makeEvents(spec.nslots));
+  auto control = std::make_unique<ShmSegment>();
+  TUTTI_RETURN_IF_ERROR(control->create(h.name, 0, spec.nslots));
   h.ring = reinterpret_cast<uint64_t>(ring);
   h.pid = getpid();
   h.device = device_;
   h.slotBytes = spec.slotBytes;
   std::memcpy(handle->bytes, &h, sizeof(h));
   guard.ring = nullptr;  // the connection owns it now
-  auto end = std::make_unique<P2pEnd>(runtime_, stream_, std::move(segment), static_cast<char*>(ring),
-                                      spec.slotBytes, std::move(events), peerName(spec));
-  return std::unique_ptr<RecvConnection>(std::make_unique<P2pRecvConnection>(std::move(end)));
+  DeviceRuntime& rt = runtime_;
+  ShmSlots slots{static_cast<char*>(ring), spec.slotBytes, true, [&rt, ring] { rt.freeDevice(ring); }};
+  return std::unique_ptr<RecvConnection>(
+      std::make_unique<ShmRecvConnection>(std::move(control), std::move(slots), peerName(spec)));
 }
 
 Result<std::unique_ptr<SendConnection>> P2pTransport::connect(const ConnectionSpec& spec,
@@ -95,40 +80,31 @@ Result<std::unique_ptr<SendConnection>> P2pTransport::connect(const ConnectionSp
   TUTTI_RETURN_IF_ERROR(scope.status());
   P2pHandle h;
   std::memcpy(&h, handle.bytes, sizeof(h));
-  auto segment = std::make_unique<ShmSegment>();
-  TUTTI_RETURN_IF_ERROR(segment->open(h.name));
-  char* ring = reinterpret_cast<char*>(h.ring);
-  const bool opened = !sameProcess(spec);
-  if (opened) {
+  h.name[sizeof(h.name) - 1] = '\0';
+  if (h.slotBytes != spec.slotBytes)
+    return InvalidUsage(peerName(spec) + "'s P2P slots are " + std::to_string(h.slotBytes) +
+                        " bytes, this rank's " + std::to_string(spec.slotBytes));
+  auto control = std::make_unique<ShmSegment>();
+  TUTTI_RETURN_IF_ERROR(control->open(h.name));
+  ShmSlots slots{reinterpret_cast<char*>(h.ring), spec.slotBytes, true, nullptr};
+  if (!sameProcess(spec)) {
     auto mapped = runtime_.openMemory(h.ipc);
     if (!mapped.ok())
       return mapped.status().withContext("mapping the device memory of " + peerName(spec) + " (CUDA IPC)");
-    ring = static_cast<char*>(*mapped);
+    DeviceRuntime& rt = runtime_;
+    void* ring = *mapped;
+    slots.base = static_cast<char*>(ring);
+    slots.close = [&rt, ring] { rt.closeMemory(ring); };
   } else if (h.device != device_) {
     TUTTI_RETURN_IF_ERROR(runtime_.enablePeerAccess(h.device));
   }
-  auto events = makeEvents(segment->control()->nslots);
-  if (!events.ok()) {
-    if (opened) runtime_.closeMemory(ring);
-    return events.status();
-  }
-  segment->control()->senderPid.store(getpid(), std::memory_order_release);
-  auto end = std::make_unique<P2pEnd>(runtime_, stream_, std::move(segment), ring, h.slotBytes,
-                                      std::move(*events), peerName(spec));
-  return std::unique_ptr<SendConnection>(std::make_unique<P2pSendConnection>(std::move(end), opened));
+  control->control()->senderPid.store(getpid(), std::memory_order_release);
+  return std::unique_ptr<SendConnection>(
+      std::make_unique<ShmSendConnection>(std::move(control), std::move(slots), peerName(spec)));
 }
 
 Status P2pTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {
-  P2pEnd& end = static_cast<P2pRecvConnection&>(connection).end();
-  Deadline deadline = Deadline::after(spec.timeoutSeconds);
-  while (end.control_->senderPid.load(std::memory_order_acquire) == 0) {
-    if (spec.abort && spec.abort->load()) return InvalidUsage("aborted during P2P setup");
-    if (deadline.expired()) return TimeoutError(peerName(spec) + " never attached to the P2P connection");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  end.segment_->unlink();
-  end.peer_.watch(end.control_->senderPid.load(std::memory_order_acquire));
-  return Status::Ok();
+  return static_cast<ShmRecvConnection&>(connection).awaitSender(spec, "P2P");
 }
 
 }  // namespace tutti

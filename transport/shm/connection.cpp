@@ -1,5 +1,9 @@
 #include "transport/shm/connection.h"
 
+#include <chrono>
+#include <thread>
+
+#include "src/common/clock.h"
 
 namespace tutti {
 
@@ -19,24 +23,30 @@ void noticeFailure(ShmControl& control, int failedRank) {
   control.failureNotice.compare_exchange_strong(none, failedRank + 1, std::memory_order_acq_rel);
 }
 
-ShmSendConnection::ShmSendConnection(std::unique_ptr<ShmSegment> segment, std::string peerName)
+ShmSendConnection::ShmSendConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots,
+                                     std::string peerName)
     : segment_(std::move(segment)),
       control_(segment_->control()),
+      slots_(std::move(slots)),
       peerName_(std::move(peerName)),
-      nslots_(control_->nslots),
-      slotBytes_(control_->slotBytes) {
+      nslots_(control_->nslots) {
   peer_.watch(control_->receiverPid);
   posted_ = control_->posted.load(std::memory_order_relaxed);
   consumedSeen_ = control_->consumed.load(std::memory_order_acquire);
 }
 
-void* ShmSendConnection::acquire(size_t* capacity) {
-  if (posted_ - consumedSeen_ >= nslots_) {
+ShmSendConnection::~ShmSendConnection() {
+  if (slots_.close) slots_.close();
+}
+
+void* ShmSendConnection::acquire(size_t* capacity, uint32_t ahead) {
+  const uint64_t index = posted_ + ahead;
+  if (index - consumedSeen_ >= nslots_) {
     consumedSeen_ = control_->consumed.load(std::memory_order_acquire);
-    if (posted_ - consumedSeen_ >= nslots_) return nullptr;
+    if (index - consumedSeen_ >= nslots_) return nullptr;
   }
-  *capacity = slotBytes_;
-  return segment_->slot(posted_);
+  *capacity = slots_.slotBytes;
+  return slots_.base + (index % nslots_) * slots_.slotBytes;
 }
 
 Status ShmSendConnection::post(size_t bytes) {
@@ -50,23 +60,40 @@ Status ShmSendConnection::checkPeer() {
   return checkShmPeer(*control_, peer_, peerName_);
 }
 
-ShmRecvConnection::ShmRecvConnection(std::unique_ptr<ShmSegment> segment, std::string peerName)
+ShmRecvConnection::ShmRecvConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots,
+                                     std::string peerName)
     : segment_(std::move(segment)),
       control_(segment_->control()),
+      slots_(std::move(slots)),
       peerName_(std::move(peerName)),
       nslots_(control_->nslots) {}
 
-void ShmRecvConnection::watchSender() {
-  peer_.watch(control_->senderPid.load(std::memory_order_acquire));
+ShmRecvConnection::~ShmRecvConnection() {
+  if (slots_.close) slots_.close();
 }
 
-const void* ShmRecvConnection::peek(size_t* bytes) {
-  if (consumed_ == postedSeen_) {
-    postedSeen_ = control_->posted.load(std::memory_order_acquire);
-    if (consumed_ == postedSeen_) return nullptr;
+Status ShmRecvConnection::awaitSender(const ConnectionSpec& spec, const char* what) {
+  Deadline deadline = Deadline::after(spec.timeoutSeconds);
+  // The name can go once the sender has mapped the segment.
+  while (control_->senderPid.load(std::memory_order_acquire) == 0) {
+    if (spec.abort && spec.abort->load()) return InvalidUsage(std::string("aborted during ") + what + " setup");
+    if (deadline.expired())
+      return TimeoutError(peerName(spec) + " never attached to the " + what + " connection");
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  *bytes = control_->sizes[consumed_ % nslots_];
-  return segment_->slot(consumed_);
+  segment_->unlink();
+  peer_.watch(control_->senderPid.load(std::memory_order_acquire));
+  return Status::Ok();
+}
+
+const void* ShmRecvConnection::peek(size_t* bytes, uint32_t ahead) {
+  const uint64_t index = consumed_ + ahead;
+  if (index >= postedSeen_) {
+    postedSeen_ = control_->posted.load(std::memory_order_acquire);
+    if (index >= postedSeen_) return nullptr;
+  }
+  *bytes = control_->sizes[index % nslots_];
+  return slots_.base + (index % nslots_) * slots_.slotBytes;
 }
 
 Status ShmRecvConnection::release() {

@@ -1,9 +1,12 @@
 // Both ends of a shared-memory connection. The sender and receiver each keep
 // a private copy of the other's counter and re-read the shared one only when
 // the private copy says there is nothing to do, so an idle poll touches one
-// cache line.
+// cache line. The counters live in a shared segment's control block; the
+// slots in that segment (host memory) or anywhere else both ends can address
+// (the P2P transport's ring in device memory).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,10 +22,23 @@ Status checkShmPeer(const ShmControl& control, const ProcessWatch& peer,
 // Records that `failedRank` failed; the first report wins.
 void noticeFailure(ShmControl& control, int failedRank);
 
+// Where one end's slots are, and what to do with them when the end closes.
+struct ShmSlots {
+  char* base = nullptr;
+  size_t slotBytes = 0;
+  bool onDevice = false;
+  std::function<void()> close;  // frees or unmaps a ring that is not the segment's
+  // The segment's own slots.
+  static ShmSlots inSegment(const ShmSegment& segment) {
+    return {segment.slot(0), segment.slotBytes(), false, nullptr};
+  }
+};
+
 class ShmSendConnection final : public SendConnection {
  public:
-  ShmSendConnection(std::unique_ptr<ShmSegment> segment, std::string peerName);
-  void* acquire(size_t* capacity) override;
+  ShmSendConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, std::string peerName);
+  ~ShmSendConnection() override;
+  void* acquire(size_t* capacity, uint32_t ahead) override;
   Status post(size_t bytes) override;
   Status progress() override { return Status::Ok(); }
   bool flushed() const override { return true; }
@@ -31,22 +47,24 @@ class ShmSendConnection final : public SendConnection {
   int reportedFailure() const override {
     return control_->failureNotice.load(std::memory_order_acquire) - 1;
   }
+  SlotRegion slots() const override { return {slots_.base, slots_.slotBytes * nslots_, slots_.onDevice}; }
 
  private:
   std::unique_ptr<ShmSegment> segment_;
   ShmControl* control_;
+  ShmSlots slots_;
   std::string peerName_;
   ProcessWatch peer_;
   uint64_t posted_ = 0;
   uint64_t consumedSeen_ = 0;
   uint32_t nslots_;
-  size_t slotBytes_;
 };
 
 class ShmRecvConnection final : public RecvConnection {
  public:
-  ShmRecvConnection(std::unique_ptr<ShmSegment> segment, std::string peerName);
-  const void* peek(size_t* bytes) override;
+  ShmRecvConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, std::string peerName);
+  ~ShmRecvConnection() override;
+  const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
   Status progress() override { return Status::Ok(); }
   Status checkPeer() override;
@@ -54,13 +72,16 @@ class ShmRecvConnection final : public RecvConnection {
   int reportedFailure() const override {
     return control_->failureNotice.load(std::memory_order_acquire) - 1;
   }
+  SlotRegion slots() const override { return {slots_.base, slots_.slotBytes * nslots_, slots_.onDevice}; }
   ShmSegment& segment() { return *segment_; }
-  // Starts watching the sender's process once it has attached.
-  void watchSender();
+  // Waits (bounded, abortable) for the sender to attach, then removes the
+  // segment's name and watches the sender's process.
+  Status awaitSender(const ConnectionSpec& spec, const char* what);
 
  private:
   std::unique_ptr<ShmSegment> segment_;
   ShmControl* control_;
+  ShmSlots slots_;
   std::string peerName_;
   ProcessWatch peer_;
   uint64_t consumed_ = 0;

@@ -5,9 +5,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <thread>
-
-#include "src/common/clock.h"
 #include "transport/shm/connection.h"
 
 namespace tutti {
@@ -21,7 +18,8 @@ static_assert(sizeof(ShmHandle) <= sizeof(ConnectionHandle), "handle too large")
 
 }  // namespace
 
-bool ShmTransport::canConnect(const RankInfo& self, const RankInfo& peer) const {
+// Device calls too: the communicator maps the segment's slots into the device.
+bool ShmTransport::canConnect(const RankInfo& self, const RankInfo& peer, Memory) const {
   return self.hostHash == peer.hostHash;
 }
 
@@ -36,8 +34,9 @@ Result<std::unique_ptr<RecvConnection>> ShmTransport::listen(const ConnectionSpe
   auto segment = std::make_unique<ShmSegment>();
   TUTTI_RETURN_IF_ERROR(segment->create(h.name, spec.slotBytes, spec.nslots));
   std::memcpy(handle->bytes, &h, sizeof(h));
+  ShmSlots slots = ShmSlots::inSegment(*segment);
   return std::unique_ptr<RecvConnection>(
-      std::make_unique<ShmRecvConnection>(std::move(segment), peerName(spec)));
+      std::make_unique<ShmRecvConnection>(std::move(segment), std::move(slots), peerName(spec)));
 }
 
 Result<std::unique_ptr<SendConnection>> ShmTransport::connect(const ConnectionSpec& spec,
@@ -53,23 +52,13 @@ Result<std::unique_ptr<SendConnection>> ShmTransport::connect(const ConnectionSp
                         std::to_string(segment->slotBytes()) + " bytes, this rank expects " +
                         std::to_string(spec.nslots) + " of " + std::to_string(spec.slotBytes));
   segment->control()->senderPid.store(getpid(), std::memory_order_release);
+  ShmSlots slots = ShmSlots::inSegment(*segment);
   return std::unique_ptr<SendConnection>(
-      std::make_unique<ShmSendConnection>(std::move(segment), peerName(spec)));
+      std::make_unique<ShmSendConnection>(std::move(segment), std::move(slots), peerName(spec)));
 }
 
 Status ShmTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {
-  auto& shm = static_cast<ShmRecvConnection&>(connection);
-  Deadline deadline = Deadline::after(spec.timeoutSeconds);
-  // The name can go once the sender has mapped the segment.
-  while (shm.segment().control()->senderPid.load(std::memory_order_acquire) == 0) {
-    if (spec.abort && spec.abort->load()) return InvalidUsage("aborted during shm setup");
-    if (deadline.expired())
-      return TimeoutError(peerName(spec) + " never attached to the shared-memory connection");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  shm.segment().unlink();
-  shm.watchSender();
-  return Status::Ok();
+  return static_cast<ShmRecvConnection&>(connection).awaitSender(spec, "shared-memory");
 }
 
 }  // namespace tutti

@@ -10,7 +10,7 @@ namespace tutti {
 class ShmTransport final : public Transport {
  public:
   const char* name() const override { return "shm"; }
-  bool canConnect(const RankInfo& self, const RankInfo& peer) const override;
+  bool canConnect(const RankInfo& self, const RankInfo& peer, Memory memory) const override;
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
                                                  ConnectionHandle* handle) override;
   Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,

@@ -112,8 +112,8 @@ int SocketSendConnection::pollFd() const {
   return streams_.size() == 1 && !driver_.threaded() ? streams_[0].socket.fd() : -1;
 }
 
-void* SocketSendConnection::acquire(size_t* capacity) {
-  uint64_t posted = posted_.load(std::memory_order_relaxed);
+void* SocketSendConnection::acquire(size_t* capacity, uint32_t ahead) {
+  uint64_t posted = posted_.load(std::memory_order_relaxed) + ahead;
   if (posted - minSent() >= nslots_) {
     Status st = progress();
     if (!st.ok() || posted - minSent() >= nslots_) return nullptr;
@@ -303,11 +303,11 @@ void SocketRecvConnection::notifyFailure(int failedRank) {
   }
 }
 
-const void* SocketRecvConnection::peek(size_t* bytes) {
-  uint64_t consumed = consumed_.load(std::memory_order_relaxed);
-  if (consumed == minReceived()) {
+const void* SocketRecvConnection::peek(size_t* bytes, uint32_t ahead) {
+  uint64_t consumed = consumed_.load(std::memory_order_relaxed) + ahead;
+  if (consumed >= minReceived()) {
     Status st = progress();
-    if (!st.ok() || consumed == minReceived()) return nullptr;
+    if (!st.ok() || consumed >= minReceived()) return nullptr;
   }
   *bytes = sizes_[consumed % nslots_];
   return slots_.data() + (consumed % nslots_) * slotBytes_;

@@ -58,7 +58,7 @@ class SocketSendConnection final : public SendConnection {
   SocketSendConnection(std::vector<Socket> sockets, HostBuffer slots, size_t slotBytes, int nslots,
                        SocketStreams streams, std::string peerName);
   ~SocketSendConnection() override { driver_.stop(); }
-  void* acquire(size_t* capacity) override;
+  void* acquire(size_t* capacity, uint32_t ahead) override;
   Status post(size_t bytes) override;
   bool sendsByReference() const override { return true; }
   Status postReference(const void* data, size_t bytes) override;
@@ -70,6 +70,7 @@ class SocketSendConnection final : public SendConnection {
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return reportedFailure_.load(); }
   int pollFd() const override;
+  SlotRegion slots() const override { return {slots_.data(), slots_.size(), false}; }
 
  private:
   // The failed rank the receiver reported back, or -1; peeks, never blocks.
@@ -108,13 +109,14 @@ class SocketRecvConnection final : public RecvConnection {
   ~SocketRecvConnection() override { driver_.stop(); }
   // Takes the accepted sockets (stream order) and starts any helper threads.
   void attach(std::vector<Socket> sockets);
-  const void* peek(size_t* bytes) override;
+  const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
   Status progress() override;
   Status checkPeer() override { return driver_.error(); }
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return reportedFailure_.load(); }
   int pollFd() const override;
+  SlotRegion slots() const override { return {slots_.data(), slots_.size(), false}; }
 
  private:
   struct Stream {

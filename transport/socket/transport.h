@@ -21,7 +21,8 @@ class SocketTransport final : public Transport {
   static Result<std::unique_ptr<SocketTransport>> create(const std::vector<NetInterface>& ifaces,
                                                          SocketStreams streams = {});
   const char* name() const override { return "socket"; }
-  bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
+  // Any pair; device calls through slots mapped into the device.
+  bool canConnect(const RankInfo&, const RankInfo&, Memory) const override { return true; }
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
                                                  ConnectionHandle* handle) override;
   Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,

@@ -165,15 +165,16 @@ void UcxSendConnection::retire() {
   }
 }
 
-void* UcxSendConnection::acquire(size_t* capacity) {
-  if (posted_ - completed_ >= ring_.nslots) {
+void* UcxSendConnection::acquire(size_t* capacity, uint32_t ahead) {
+  const uint64_t index = posted_ + ahead;
+  if (index - completed_ >= ring_.nslots) {
     std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
     ring_.link->worker().progressLocked();
     retire();
-    if (posted_ - completed_ >= ring_.nslots) return nullptr;
+    if (index - completed_ >= ring_.nslots) return nullptr;
   }
   *capacity = ring_.slotBytes;
-  return ring_.slot(posted_);
+  return ring_.slot(index);
 }
 
 Status UcxSendConnection::post(size_t bytes) {
@@ -239,8 +240,9 @@ Status UcxRecvConnection::postReceive(uint64_t seq) {
                      ucxChunkTag(ring_.link->connectionId(), seq), ring_.region.handle(), &ring_.state(seq));
 }
 
-const void* UcxRecvConnection::peek(size_t* bytes) {
-  UcxSlotState& s = ring_.state(consumed_);
+const void* UcxRecvConnection::peek(size_t* bytes, uint32_t ahead) {
+  const uint64_t index = consumed_ + ahead;  // its receive is posted: ahead < nslots
+  UcxSlotState& s = ring_.state(index);
   if (!s.done) {
     std::lock_guard<std::mutex> guard(ring_.link->worker().lock());
     ring_.link->worker().progressLocked();
@@ -251,7 +253,7 @@ const void* UcxRecvConnection::peek(size_t* bytes) {
     return nullptr;
   }
   *bytes = s.length;
-  return ring_.slot(consumed_);
+  return ring_.slot(index);
 }
 
 Status UcxRecvConnection::release() {

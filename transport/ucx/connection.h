@@ -85,7 +85,7 @@ struct UcxRing {
 class UcxSendConnection final : public SendConnection {
  public:
   explicit UcxSendConnection(UcxRing ring) : ring_(std::move(ring)) {}
-  void* acquire(size_t* capacity) override;
+  void* acquire(size_t* capacity, uint32_t ahead) override;
   Status post(size_t bytes) override;
   bool sendsByReference() const override { return true; }
   Status postReference(const void* data, size_t bytes) override;
@@ -94,6 +94,7 @@ class UcxSendConnection final : public SendConnection {
   Status checkPeer() override;
   void notifyFailure(int failedRank) override { ring_.link->sendNotice(failedRank); }
   int reportedFailure() const override { return ring_.link->reportedFailure(); }
+  SlotRegion slots() const override { return {ring_.slots.data(), ring_.slots.size(), false}; }
 
  private:
   Status send(const void* data, size_t bytes, bool fromSlot);
@@ -110,12 +111,13 @@ class UcxRecvConnection final : public RecvConnection {
   explicit UcxRecvConnection(UcxRing ring) : ring_(std::move(ring)) {}
   // Posts a receive into every slot and the notice receive.
   Status start();
-  const void* peek(size_t* bytes) override;
+  const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
   Status progress() override;
   Status checkPeer() override;
   void notifyFailure(int failedRank) override { ring_.link->sendNotice(failedRank); }
   int reportedFailure() const override { return ring_.link->reportedFailure(); }
+  SlotRegion slots() const override { return {ring_.slots.data(), ring_.slots.size(), false}; }
 
  private:
   Status postReceive(uint64_t seq);

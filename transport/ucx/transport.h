@@ -27,7 +27,8 @@ class UcxTransport final : public Transport {
   void setPeerAddresses(std::vector<std::string> addresses);
 
   const char* name() const override { return "ucx"; }
-  bool canConnect(const RankInfo&, const RankInfo&) const override { return true; }
+  // Any pair; device calls through slots mapped into the device.
+  bool canConnect(const RankInfo&, const RankInfo&, Memory) const override { return true; }
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,
                                                  ConnectionHandle* handle) override;
   Result<std::unique_ptr<SendConnection>> connect(const ConnectionSpec& spec,

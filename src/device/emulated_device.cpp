@@ -1,4 +1,4 @@
-#include "tests/harness/fake_device.h"
+#include "src/device/emulated_device.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,14 +11,12 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/reducer.h"
+#include "kernels/cpu/reduce_table.h"
 #include "src/common/serial_worker.h"
 
-using namespace tutti;
+namespace tutti {
 
-namespace tutti_test {
-
-struct FakeDevice::Allocation {
+struct EmulatedDevice::Allocation {
   char* address;  // what tutti sees: reserved, never readable
   char* bytes;    // where the data is: a shared mapping of `fd`
   size_t size;
@@ -26,11 +24,17 @@ struct FakeDevice::Allocation {
   int fd;         // the memfd (exported allocations), -1 for opened ones
 };
 
-struct FakeDevice::Stream {
+struct EmulatedDevice::HostRange {
+  const char* base;
+  size_t bytes;
+  bool pinned;  // allocPinned's (else registerHost's)
+};
+
+struct EmulatedDevice::Stream {
   SerialWorker worker;
 };
 
-struct FakeDevice::Latch {
+struct EmulatedDevice::Latch {
   std::mutex mutex;
   std::condition_variable opened;
   bool open = false;
@@ -71,7 +75,7 @@ thread_local int tCurrentDevice = 0;
 }  // namespace
 
 // Bus ids the test did not give are made up, distinct per device.
-FakeDevice::FakeDevice(int devices, std::vector<std::string> busIds)
+EmulatedDevice::EmulatedDevice(int devices, std::vector<std::string> busIds)
     : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream) {
   for (int d = static_cast<int>(busIds_.size()); d < devices_; ++d) {
     char id[32];
@@ -88,12 +92,12 @@ void unmapAllocation(char* address, char* bytes, size_t size, int fd) {
 }
 }  // namespace
 
-FakeDevice::~FakeDevice() {
+EmulatedDevice::~EmulatedDevice() {
   defaultStream_.reset();
   for (auto& a : allocations_) unmapAllocation(a->address, a->bytes, a->size, a->fd);
 }
 
-void* FakeDevice::addAllocation(char* bytes, size_t size, int device, int fd) {
+void* EmulatedDevice::addAllocation(char* bytes, size_t size, int device, int fd) {
   void* address = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (address == MAP_FAILED) throw std::runtime_error("fake device: mmap failed");
   std::lock_guard<std::mutex> lock(mutex_);
@@ -101,7 +105,7 @@ void* FakeDevice::addAllocation(char* bytes, size_t size, int device, int fd) {
   return address;
 }
 
-void* FakeDevice::alloc(size_t bytes, int device) {
+void* EmulatedDevice::alloc(size_t bytes, int device) {
   bytes = (bytes + 4095) / 4096 * 4096;
   int fd = memfd_create("tutti-fake-device", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0)
@@ -111,7 +115,7 @@ void* FakeDevice::alloc(size_t bytes, int device) {
   return addAllocation(static_cast<char*>(data), bytes, device, fd);
 }
 
-void FakeDevice::free(void* p) {
+void EmulatedDevice::free(void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < allocations_.size(); ++i)
     if (allocations_[i]->address == p) {
@@ -122,7 +126,7 @@ void FakeDevice::free(void* p) {
     }
 }
 
-void* FakeDevice::backing(const void* p) {
+void* EmulatedDevice::backing(const void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   const char* c = static_cast<const char*>(p);
   for (auto& a : allocations_)
@@ -130,15 +134,15 @@ void* FakeDevice::backing(const void* p) {
   return const_cast<void*>(p);
 }
 
-void FakeDevice::upload(void* device, const void* host, size_t bytes) {
+void EmulatedDevice::upload(void* device, const void* host, size_t bytes) {
   std::memcpy(backing(device), host, bytes);
 }
 
-void FakeDevice::download(void* host, const void* device, size_t bytes) {
+void EmulatedDevice::download(void* host, const void* device, size_t bytes) {
   std::memcpy(host, backing(device), bytes);
 }
 
-void FakeDevice::hold(DeviceStream s) {
+void EmulatedDevice::hold(DeviceStream s) {
   auto latch = std::make_shared<Latch>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -150,7 +154,7 @@ void FakeDevice::hold(DeviceStream s) {
   });
 }
 
-void FakeDevice::release() {
+void EmulatedDevice::release() {
   std::shared_ptr<Latch> latch;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -162,37 +166,27 @@ void FakeDevice::release() {
   latch->opened.notify_all();
 }
 
-int FakeDevice::hostFunctionsRun() const {
+EmulatedDevice::Counters EmulatedDevice::counters() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return hostFunctions_;
+  return counters_;
 }
 
-int FakeDevice::pinnedAllocations() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return pinnedAllocations_;
-}
+Result<int> EmulatedDevice::currentDevice() { return tCurrentDevice; }
 
-int FakeDevice::ipcOpens() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return ipcOpens_;
-}
-
-Result<int> FakeDevice::currentDevice() { return tCurrentDevice; }
-
-Status FakeDevice::setDevice(int device) {
+Status EmulatedDevice::setDevice(int device) {
   if (device < 0 || device >= devices_)
     return Status(Code::kCudaError, "emulated device " + std::to_string(device) + " does not exist");
   tCurrentDevice = device;
   return Status::Ok();
 }
 
-Result<std::string> FakeDevice::pciBusId(int device) {
+Result<std::string> EmulatedDevice::pciBusId(int device) {
   if (device < 0 || device >= static_cast<int>(busIds_.size()))
     return Status(Code::kCudaError, "emulated device has no PCI bus id");
   return busIds_[device];
 }
 
-PointerInfo FakeDevice::pointerInfo(const void* p) {
+PointerInfo EmulatedDevice::pointerInfo(const void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   const char* c = static_cast<const char*>(p);
   for (auto& a : allocations_)
@@ -200,34 +194,34 @@ PointerInfo FakeDevice::pointerInfo(const void* p) {
   return {};
 }
 
-FakeDevice::Stream& FakeDevice::streamOf(DeviceStream s) {
+EmulatedDevice::Stream& EmulatedDevice::streamOf(DeviceStream s) {
   return s ? *static_cast<Stream*>(s) : *defaultStream_;
 }
 
-Result<DeviceStream> FakeDevice::createStream() { return static_cast<DeviceStream>(new Stream); }
+Result<DeviceStream> EmulatedDevice::createStream() { return static_cast<DeviceStream>(new Stream); }
 
-void FakeDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>(s); }
+void EmulatedDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>(s); }
 
-Result<DeviceEvent> FakeDevice::recordEvent(DeviceStream s) {
+Result<DeviceEvent> EmulatedDevice::recordEvent(DeviceStream s) {
   auto* e = new Event;
   recordOn(streamOf(s).worker, e);
   return static_cast<DeviceEvent>(e);
 }
 
-Result<DeviceEvent> FakeDevice::createEvent() { return static_cast<DeviceEvent>(new Event); }
+Result<DeviceEvent> EmulatedDevice::createEvent() { return static_cast<DeviceEvent>(new Event); }
 
-Status FakeDevice::recordInto(DeviceEvent e, DeviceStream s) {
+Status EmulatedDevice::recordInto(DeviceEvent e, DeviceStream s) {
   recordOn(streamOf(s).worker, static_cast<Event*>(e));
   return Status::Ok();
 }
 
-Result<bool> FakeDevice::eventDone(DeviceEvent ev) {
+Result<bool> EmulatedDevice::eventDone(DeviceEvent ev) {
   auto* e = static_cast<Event*>(ev);
   std::lock_guard<std::mutex> lock(e->mutex);
   return e->reached == e->recorded;
 }
 
-Status FakeDevice::waitEvent(DeviceEvent ev) {
+Status EmulatedDevice::waitEvent(DeviceEvent ev) {
   auto* e = static_cast<Event*>(ev);
   std::unique_lock<std::mutex> lock(e->mutex);
   const uint64_t target = e->recorded;
@@ -237,7 +231,7 @@ Status FakeDevice::waitEvent(DeviceEvent ev) {
 
 // Destroying an event before the stream reached it is legal in CUDA: the
 // record still happens. The emulation lets that one leak.
-void FakeDevice::destroyEvent(DeviceEvent ev) {
+void EmulatedDevice::destroyEvent(DeviceEvent ev) {
   auto* e = static_cast<Event*>(ev);
   bool reached;
   {
@@ -247,12 +241,12 @@ void FakeDevice::destroyEvent(DeviceEvent ev) {
   if (reached) delete e;
 }
 
-Status FakeDevice::synchronize(DeviceStream s) {
+Status EmulatedDevice::synchronize(DeviceStream s) {
   streamOf(s).worker.drain();
   return Status::Ok();
 }
 
-Status FakeDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) {
+Status EmulatedDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) {
   streamOf(s).worker.post([this, fn, arg] {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -261,24 +255,85 @@ Status FakeDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) 
     fn(arg);
     std::lock_guard<std::mutex> lock(mutex_);
     --hostFunctionsRunning_;
-    ++hostFunctions_;
+    ++counters_.hostFunctions;
   });
   return Status::Ok();
 }
 
-Result<void*> FakeDevice::allocPinned(size_t bytes) {
-  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+Result<void*> EmulatedDevice::allocPinned(size_t bytes) {
+  bytes = (bytes + 4095) / 4096 * 4096;
+  void* p = std::aligned_alloc(4096, bytes);
   if (!p) return SystemError("emulated pinned allocation failed");
   std::lock_guard<std::mutex> lock(mutex_);
-  ++pinnedAllocations_;
+  ++counters_.pinnedAllocations;
+  mapped_.push_back(std::make_unique<HostRange>(HostRange{static_cast<char*>(p), bytes, true}));
   return p;
 }
 
-void FakeDevice::freePinned(void* p) { std::free(p); }
+void EmulatedDevice::freePinned(void* p) {
+  unregisterHost(p);
+  std::free(p);
+}
 
-Status FakeDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
+// As cudaHostRegister with UVA: the device address is the host address.
+Result<void*> EmulatedDevice::registerHost(void* p, size_t bytes) {
+  countMemoryCall();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const char* c = static_cast<const char*>(p);
+  for (auto& r : mapped_)
+    if (c < r->base + r->bytes && r->base < c + bytes)
+      return Status(Code::kCudaError, "emulated device: host memory registered twice");
+  ++counters_.hostRegistrations;
+  mapped_.push_back(std::make_unique<HostRange>(HostRange{c, bytes, false}));
+  return p;
+}
+
+void EmulatedDevice::unregisterHost(void* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < mapped_.size(); ++i)
+    if (mapped_[i]->base == p) {
+      mapped_.erase(mapped_.begin() + static_cast<long>(i));
+      return;
+    }
+}
+
+EmulatedDevice::Place EmulatedDevice::placeOf(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (auto& a : allocations_)
+    if (c >= a->address && c < a->address + a->size)
+      return a->fd < 0 || a->device != tCurrentDevice ? Place::kPeer : Place::kOwn;
+  for (auto& r : mapped_)
+    if (c >= r->base && c + bytes <= r->base + r->bytes) return Place::kMappedHost;
+  return Place::kPageableHost;
+}
+
+Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t>> operands, bool kernel,
+                             const char* what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  bool peer = false, mapped = false;
+  for (const auto& [p, bytes] : operands) {
+    switch (placeOf(p, bytes)) {
+      case Place::kOwn: break;
+      case Place::kPeer: peer = true; break;
+      case Place::kMappedHost: mapped = true; break;
+      case Place::kPageableHost:
+        if (kernel)
+          return Status(Code::kCudaError, std::string("emulated device: ") + what +
+                                              " kernel given host memory that is not mapped into the device");
+        break;
+    }
+  }
+  if (peer) ++counters_.peerOps;
+  if (mapped) ++counters_.mappedHostOps;
+  if (!peer && !mapped) ++counters_.deviceOps;
+  return Status::Ok();
+}
+
+Status EmulatedDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
                                size_t width, size_t rows, DeviceStream s) {
   if (width > dstPitch && rows > 1) return InvalidArgument("emulated copy: width exceeds pitch");
+  const size_t span = rows == 0 ? 0 : (rows - 1) * std::max(dstPitch, srcPitch) + width;
+  TUTTI_RETURN_IF_ERROR(touch({{dst, span}, {src, span}}, false, "copy"));
   char* d = static_cast<char*>(backing(dst));
   const char* from = static_cast<const char*>(backing(src));
   streamOf(s).worker.post([=] {
@@ -287,58 +342,60 @@ Status FakeDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size
   return Status::Ok();
 }
 
-void FakeDevice::countMemoryCall() {
+void EmulatedDevice::countMemoryCall() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (hostFunctionsRunning_ > 0) ++memoryCallsWhileStreamHeld_;
+  if (hostFunctionsRunning_ > 0) ++counters_.memoryCallsWhileStreamHeld;
 }
 
-int FakeDevice::memoryCallsWhileStreamHeld() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return memoryCallsWhileStreamHeld_;
-}
 
-void FakeDevice::freeDevice(void* p) {
+void EmulatedDevice::freeDevice(void* p) {
   countMemoryCall();
   free(p);
 }
 
-Result<void*> FakeDevice::allocDevice(size_t bytes) {
+Result<void*> EmulatedDevice::allocDevice(size_t bytes) {
   countMemoryCall();
   auto device = currentDevice();
   return alloc(bytes, *device);
 }
 
-Status FakeDevice::reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
-                               RedOp op, int divisor, DeviceStream s) {
+Status EmulatedDevice::reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
+                                   RedOp op, int divisor, DeviceStream s) {
+  const size_t bytes = count * dtypeSize(dtype);
+  TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {a, bytes}, {b, bytes}}, true, "reduce"));
   void* d = backing(dst);
   const void* x = backing(a);
   const void* y = backing(b);
-  streamOf(s).worker.post([=] { hostReducer().reduce(d, x, y, count, dtype, op, divisor); });
+  ReduceFn fn = bestReduceTable().reduce[static_cast<int>(dtype)][static_cast<int>(op)];
+  streamOf(s).worker.post([=] { fn(d, x, y, count, divisor); });
   return Status::Ok();
 }
 
-Status FakeDevice::divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
-                               DeviceStream s) {
+Status EmulatedDevice::divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                                   DeviceStream s) {
+  const size_t bytes = count * dtypeSize(dtype);
+  TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, true, "divide"));
   void* d = backing(dst);
   const void* x = backing(src);
-  streamOf(s).worker.post([=] { hostReducer().divide(d, x, count, dtype, divisor); });
+  DivideFn fn = bestReduceTable().divide[static_cast<int>(dtype)];
+  streamOf(s).worker.post([=] { fn(d, x, count, divisor); });
   return Status::Ok();
 }
 
-Result<int> FakeDevice::deviceByBusId(const std::string& busId) {
+Result<int> EmulatedDevice::deviceByBusId(const std::string& busId) {
   for (int d = 0; d < devices_; ++d)
     if (busIds_[d] == busId) return d;
   return Status(Code::kCudaError, "emulated device: no device has bus id " + busId);
 }
 
-Status FakeDevice::enablePeerAccess(int peer) {
+Status EmulatedDevice::enablePeerAccess(int peer) {
   if (!canAccessPeer(tCurrentDevice, peer))
     return Status(Code::kCudaError, "emulated device " + std::to_string(tCurrentDevice) +
                                         " cannot access device " + std::to_string(peer));
   return Status::Ok();
 }
 
-Result<DeviceIpcHandle> FakeDevice::exportMemory(void* p) {
+Result<DeviceIpcHandle> EmulatedDevice::exportMemory(void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& a : allocations_)
     if (a->address == p && a->fd >= 0) {
@@ -350,7 +407,7 @@ Result<DeviceIpcHandle> FakeDevice::exportMemory(void* p) {
   return Status(Code::kCudaError, "emulated device: not the base of an allocation");
 }
 
-Result<void*> FakeDevice::openMemory(const DeviceIpcHandle& handle) {
+Result<void*> EmulatedDevice::openMemory(const DeviceIpcHandle& handle) {
   countMemoryCall();
   IpcPayload payload;
   std::memcpy(&payload, handle.bytes, sizeof(payload));
@@ -364,9 +421,9 @@ Result<void*> FakeDevice::openMemory(const DeviceIpcHandle& handle) {
   if (data == MAP_FAILED) return Status(Code::kCudaError, "emulated device: mmap of IPC memory failed");
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++ipcOpens_;
+    ++counters_.ipcOpens;
   }
   return addAllocation(static_cast<char*>(data), payload.size, tCurrentDevice, -1);
 }
 
-}  // namespace tutti_test
+}  // namespace tutti

@@ -1,0 +1,41 @@
+// A communicator's health as callers and peers see it: the abort flag every
+// wait polls, the calls in flight (abort waits for them), the first async
+// error (tuttiCommGetAsyncError) and the last error message.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "src/common/status.h"
+
+namespace tutti {
+
+class CommHealth {
+ public:
+  std::atomic<bool>& abortFlag() { return abort_; }
+  std::atomic<int>& activeCalls() { return activeCalls_; }
+  // The first error wins.
+  void setAsyncError(Code code) {
+    Code expected = Code::kOk;
+    asyncError_.compare_exchange_strong(expected, code);
+  }
+  Code asyncError() const { return asyncError_.load(); }
+  void setLastError(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lastError_ = message;
+  }
+  std::string lastError() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lastError_;
+  }
+
+ private:
+  std::atomic<bool> abort_{false};
+  std::atomic<int> activeCalls_{0};
+  std::atomic<Code> asyncError_{Code::kOk};
+  mutable std::mutex mutex_;
+  std::string lastError_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,122 @@
+// An emulated CUDA device, for machines without a GPU: it lets the
+// stream-ordered paths run for real (TUTTI_EMULATE_DEVICE=N gives a process
+// N of them; tests install one directly). Device memory sits at addresses
+// that are not mapped in the process (its bytes live elsewhere), so any host
+// access to it by tutti crashes instead of passing; only the runtime's copies
+// and kernels reach it. Kernels refuse host memory that was not page-locked
+// and mapped (registerHost, allocPinned), as a GPU would fault on it. Each
+// stream is an in-order thread; events and host functions run there. What
+// the device touched is counted, so a test can tell which path a call took.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "src/device/device_runtime.h"
+
+namespace tutti {
+
+class EmulatedDevice final : public DeviceRuntime {
+ public:
+  explicit EmulatedDevice(int devices = 1, std::vector<std::string> busIds = {});
+  ~EmulatedDevice() override;
+
+  // Device memory on `device`, and copies to and from it for tests and tools.
+  void* alloc(size_t bytes, int device = 0);
+  void free(void* p);
+  void upload(void* device, const void* host, size_t bytes);
+  void download(void* host, const void* device, size_t bytes);
+  // Holds the stream at this point until release(): a test sees what a
+  // call does before its stream gets there.
+  void hold(DeviceStream s);
+  void release();
+
+  // What the device did so far (counts since the device was made).
+  struct Counters {
+    int hostFunctions = 0;   // host functions run on any stream (gates)
+    int pinnedAllocations = 0;
+    int ipcOpens = 0;        // device memory mapped from another process
+    int hostRegistrations = 0;
+    // Device operations (kernels and copies) by the memory they touched:
+    long peerOps = 0;        // another device's memory, or another process's (P2P)
+    long mappedHostOps = 0;  // page-locked host memory mapped into the device
+    long deviceOps = 0;      // only this device's own memory
+    // Device memory allocated, freed or mapped while a host function (a
+    // gate) held a stream: on a GPU a free then waits for the gate, which
+    // waits for the collective, which waits for the free.
+    int memoryCallsWhileStreamHeld = 0;
+  };
+  Counters counters() const;
+  // Whether distinct devices may address each other (default yes).
+  void setPeerAccess(bool allowed) { peerAccess_ = allowed; }
+
+  const char* name() const override { return "emulated"; }
+  int deviceCount() override { return devices_; }
+  std::string unavailableReason() override { return ""; }
+  Result<int> currentDevice() override;
+  Status setDevice(int device) override;
+  Result<std::string> pciBusId(int device) override;
+  PointerInfo pointerInfo(const void* p) override;
+  Result<DeviceStream> createStream() override;
+  void destroyStream(DeviceStream s) override;
+  Result<DeviceEvent> recordEvent(DeviceStream s) override;
+  Status waitEvent(DeviceEvent e) override;
+  void destroyEvent(DeviceEvent e) override;
+  Status synchronize(DeviceStream s) override;
+  Status launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) override;
+  Result<void*> allocPinned(size_t bytes) override;
+  void freePinned(void* p) override;
+  Result<void*> registerHost(void* p, size_t bytes) override;
+  void unregisterHost(void* p) override;
+  Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch, size_t width,
+                     size_t rows, DeviceStream s) override;
+  Result<DeviceEvent> createEvent() override;
+  Status recordInto(DeviceEvent e, DeviceStream s) override;
+  Result<bool> eventDone(DeviceEvent e) override;
+  Result<void*> allocDevice(size_t bytes) override;
+  void freeDevice(void* p) override;
+  Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
+                     int divisor, DeviceStream s) override;
+  Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
+                     DeviceStream s) override;
+  Result<int> deviceByBusId(const std::string& busId) override;
+  bool canAccessPeer(int device, int peer) override { return device == peer || peerAccess_; }
+  Status enablePeerAccess(int peer) override;
+  // IPC: the allocation's memory is a memfd the other process opens
+  // through /proc, mapped at a fresh unreadable address there.
+  Result<DeviceIpcHandle> exportMemory(void* p) override;
+  Result<void*> openMemory(const DeviceIpcHandle& handle) override;
+  void closeMemory(void* p) override { freeDevice(p); }
+
+ private:
+  struct Allocation;
+  struct HostRange;
+  struct Stream;
+  struct Latch;
+  enum class Place { kOwn, kPeer, kMappedHost, kPageableHost };
+  Stream& streamOf(DeviceStream s);
+  // Where a pointer's bytes really are (device addresses are translated).
+  void* backing(const void* p);
+  Place placeOf(const void* p, size_t bytes);
+  // Counts one operation over `places`; a kernel on pageable host memory is
+  // refused, as a GPU faults on it.
+  Status touch(std::initializer_list<std::pair<const void*, size_t>> operands, bool kernel, const char* what);
+  // Registers shared `bytes` (a memfd's mapping) behind a fresh unreadable address.
+  void* addAllocation(char* bytes, size_t size, int device, int fd);
+  void countMemoryCall();
+
+  int devices_;
+  std::vector<std::string> busIds_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Allocation>> allocations_;
+  std::vector<std::unique_ptr<HostRange>> mapped_;
+  std::unique_ptr<Stream> defaultStream_;
+  std::shared_ptr<Latch> latch_;
+  Counters counters_;
+  int hostFunctionsRunning_ = 0;
+  bool peerAccess_ = true;
+};
+
+}  // namespace tutti

@@ -1,0 +1,70 @@
+#include "src/plan/call_planner.h"
+
+#include "src/plan/planner.h"
+
+namespace tutti {
+
+size_t callBytes(const CallShape& c, int nranks) {
+  const bool allRows = c.collective == Collective::kAllGather || c.collective == Collective::kReduceScatter;
+  return c.count * c.elemSize * (allRows ? nranks : 1);
+}
+
+CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
+    : rank_(rank), layout_(std::move(layout)) {
+  for (int c = 0; c < s.maxChannels; ++c) rings_.push_back(layout_.ring(c, s.ringOrder));
+  tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
+  tuning_.filter = s.filter;
+  for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
+}
+
+TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
+  const int nranks = tuning_.nranks;
+  PlanRequest r;
+  r.collective = call.collective;
+  r.nranks = nranks;
+  r.rank = rank_;
+  r.root = call.root;
+  r.peer = call.root;
+  r.count = call.count;
+  r.elemSize = call.elemSize;
+  r.rings = &rings_;
+  r.layout = &layout_;
+  r.allReduceTrees = allReduceTrees_;
+  TuneChoice choice{Algorithm::kRing, 1, tuning_.maxChunkBytes, 0};
+  const bool p2p = call.collective == Collective::kSend || call.collective == Collective::kRecv;
+  if (!p2p && nranks > 1) {
+    const size_t bytes = callBytes(call, nranks);
+    const uint64_t key = (static_cast<uint64_t>(call.collective) << 56) ^ bytes;
+    std::lock_guard<std::mutex> lock(*cacheMutex_);
+    auto hit = cache_.find(key);
+    if (hit != cache_.end()) {
+      choice = hit->second;
+    } else {
+      choice = tune(tuning_, call.collective, bytes);
+      if (cache_.size() >= 4096) cache_.clear();  // bounded for jobs of many sizes
+      cache_.emplace(key, choice);
+    }
+  }
+  r.algorithm = choice.algorithm;
+  r.nchannels = choice.nchannels;
+  buildPlan(r, plan);
+  return choice;
+}
+
+Plan CallPlanner::ringEdges() const {
+  Plan edges;
+  const int nranks = tuning_.nranks;
+  if (nranks == 1) return edges;
+  for (int c = 0; c < channels(); ++c) {
+    const std::vector<int>& ring = rings_[c];
+    size_t pos = 0;
+    while (ring[pos] != rank_) ++pos;
+    ChannelProgram p;
+    p.channel = c;
+    addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
+    edges.channels.push_back(p);
+  }
+  return edges;
+}
+
+}  // namespace tutti

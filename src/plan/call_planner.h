@@ -1,0 +1,66 @@
+// One communicator's planner: the node layout, the ring order of every
+// channel, the cost model's inputs, this rank's neighbours in the two
+// all-reduce trees, and the cost model's answers cached per (collective,
+// bytes). Everything here is identical on every rank, and pure: tested
+// without a network.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "src/plan/layout.h"
+#include "src/plan/plan.h"
+#include "src/plan/tree.h"
+#include "src/plan/tuner.h"
+
+namespace tutti {
+
+struct PlannerSettings {
+  int maxChannels = 2;
+  bool channelsForced = false;
+  RingOrder ringOrder = RingOrder::kTopo;
+  size_t maxChunkBytes = 128 << 10;
+  AlgoFilter filter;
+};
+
+// What the planner needs of one call.
+struct CallShape {
+  Collective collective = Collective::kAllReduce;
+  size_t count = 0;
+  size_t elemSize = 4;
+  int root = 0;  // broadcast, reduce; the peer of send and recv
+};
+
+class CallPlanner {
+ public:
+  CallPlanner() = default;
+  CallPlanner(NodeLayout layout, int rank, const PlannerSettings& settings);
+
+  // Fills `plan` with the cost model's choice for the call, and returns it.
+  TuneChoice plan(const CallShape& call, Plan* plan);
+  // One step per channel naming both ring neighbours: the connections made at init.
+  Plan ringEdges() const;
+
+  const NodeLayout& layout() const { return layout_; }
+  const TuneContext& tuning() const { return tuning_; }
+  int channels() const { return static_cast<int>(rings_.size()); }
+
+ private:
+  int rank_ = 0;
+  NodeLayout layout_;
+  std::vector<std::vector<int>> rings_;  // ring order per channel
+  TuneContext tuning_;
+  TreeLinks allReduceTrees_[2];
+  // Searching is microseconds: a small-message call must not pay it every
+  // time. Device calls plan on the caller's thread and the background's.
+  std::unordered_map<uint64_t, TuneChoice> cache_;
+  std::unique_ptr<std::mutex> cacheMutex_ = std::make_unique<std::mutex>();
+};
+
+// The bytes a call moves in all: gathered and scattered buffers hold every rank's.
+size_t callBytes(const CallShape& call, int nranks);
+
+}  // namespace tutti
