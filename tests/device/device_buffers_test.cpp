@@ -16,60 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reducer.h"
-#include "src/device/device_runtime.h"
 #include "tests/collectives/collective_cases.h"
-#include "tests/harness/fake_device.h"
+#include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 #include "tests/harness/reference.h"
 
 namespace tutti_test {
 namespace {
-
-// One emulated device per rank process, installed before tutti looks.
-FakeDevice& processDevice() {
-  static FakeDevice* device = [] {
-    auto* d = new FakeDevice(2);
-    tutti::setDeviceRuntime(d);
-    return d;
-  }();
-  return *device;
-}
-
-class FakeCaseDevice final : public CaseDevice {
- public:
-  explicit FakeCaseDevice(FakeDevice& d) : d_(d) { stream_ = *d_.createStream(); }
-  ~FakeCaseDevice() override {
-    for (auto& b : buffers_)
-      if (b.p) d_.free(b.p);
-    d_.destroyStream(stream_);
-  }
-  void* buffer(int which, size_t bytes) override {
-    Buffer& b = buffers_[which];
-    if (b.bytes < bytes) {
-      if (b.p) d_.free(b.p);
-      b = {d_.alloc(bytes), bytes};
-    }
-    return b.p;
-  }
-  void upload(void* dev, const void* host, size_t bytes) override { d_.upload(dev, host, bytes); }
-  void download(void* host, const void* dev, size_t bytes) override { d_.download(host, dev, bytes); }
-  void* stream() override { return stream_; }
-  std::string synchronize() override {
-    tutti::Status st = d_.synchronize(stream_);
-    return st.ok() ? "" : st.message();
-  }
-
- private:
-  struct Buffer {
-    void* p = nullptr;
-    size_t bytes = 0;
-  };
-  FakeDevice& d_;
-  tutti::DeviceStream stream_;
-  Buffer buffers_[2];
-};
-
 
 // The ways a device buffer travels between ranks.
 enum class Path {
@@ -107,49 +60,18 @@ RankEnv deviceEnv(Path path) {
   };
 }
 
-// What the device and the host reducer did since `before`, for one rank.
-struct Tally {
-  FakeDevice::Counters device;
-  uint64_t hostReducer = 0;
-  static Tally now() { return {processDevice().counters(), tutti::hostReducerCalls()}; }
-};
-
-// Which path the device calls since `before` took, from the device's own
-// counters: P2P maps peers' device memory (between processes) and its
-// kernels touch it; shared memory and sockets hand the device mapped host
-// slots; and the host reducer is never asked for anything.
-std::string checkPath(Path path, int nranks, const Tally& before) {
-  const Tally after = Tally::now();
-  const auto& d = after.device;
-  const auto& b = before.device;
-  if (d.memoryCallsWhileStreamHeld > 0)
-    return "device memory was allocated, freed or mapped while a gate held a caller's stream";
-  if (after.hostReducer != before.hostReducer)
-    return std::to_string(after.hostReducer - before.hostReducer) +
-           " host reducer calls during device calls (every step must be a device kernel or copy)";
-  if (d.pinnedAllocations != b.pinnedAllocations) return "device calls staged through pinned host memory";
-  if (nranks == 1) return "";
-  const long peer = d.peerOps - b.peerOps, mapped = d.mappedHostOps - b.mappedHostOps;
-  if (usesP2p(path) && (d.ipcOpens == b.ipcOpens || peer == 0))
-    return "no P2P: " + std::to_string(d.ipcOpens - b.ipcOpens) + " IPC maps, " + std::to_string(peer) +
-           " device operations on peers' memory";
-  if (!usesP2p(path) && (peer > 0 || d.ipcOpens != b.ipcOpens)) return "P2P used where it is disabled";
-  if (usesMappedHost(path) && mapped == 0) return "no device operation touched mapped host slots";
-  if (!usesMappedHost(path) && mapped > 0)
-    return std::to_string(mapped) + " device operations on mapped host slots where P2P reaches every peer";
-  return "";
-}
+Route routeOf(Path path) { return {usesP2p(path), usesMappedHost(path)}; }
 
 std::string runMatrix(const RankContext& ctx, Path path, const std::vector<size_t>& counts) {
   const Tally before = Tally::now();
   tuttiComm_t comm = nullptr;
   std::string err = initComm(ctx, &comm);
   if (!err.empty()) return err;
-  FakeCaseDevice dev(processDevice());
+  EmulatedCaseDevice dev(processDevice());
   err = runEveryCase(comm, ctx.rank, ctx.nranks, counts, &dev, 1);
   if (!err.empty()) return err;
   tuttiCommDestroy(comm);
-  return checkPath(path, ctx.nranks, before);
+  return checkRoute(routeOf(path), ctx.nranks, before);
 }
 
 class DeviceMatrix : public ::testing::TestWithParam<std::tuple<int, Path>> {};
@@ -174,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DeviceMatrix,
                                   pathName(std::get<1>(info.param));
                          });
 
-// A large call: many chunks in flight, every slot of every connection reused.
+// Large calls (64 MiB): many chunks in flight, every slot of every connection reused.
 class DeviceLarge : public ::testing::TestWithParam<Path> {};
 
 TEST_P(DeviceLarge, AllReduceAllGatherReduceScatterPipelined) {
@@ -184,13 +106,11 @@ TEST_P(DeviceLarge, AllReduceAllGatherReduceScatterPipelined) {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
     if (!err.empty()) return err;
-    FakeCaseDevice dev(processDevice());
-    for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter}) {
-      err = runCase(comm, ctx.rank, ctx.nranks, {coll, tuttiFloat32, tuttiSum, 1000003, false, 0, 7}, &dev);
-      if (!err.empty()) return err;
-    }
+    EmulatedCaseDevice dev(processDevice());
+    err = runLargeCases(comm, ctx.rank, ctx.nranks, &dev);
+    if (!err.empty()) return err;
     tuttiCommDestroy(comm);
-    return checkPath(path, ctx.nranks, before);
+    return checkRoute(routeOf(path), ctx.nranks, before);
   };
   RankEnv env = [path](int rank) {
     auto e = deviceEnv(path)(rank);

@@ -2,7 +2,9 @@
 // tests/multinode/netns.sh (ctest's fixture), joined by a bridge; inside a
 // node ranks talk over shared memory, between nodes over TCP on data0. Every
 // collective is checked element by element, with the algorithm the cost
-// model picks and with rings and trees forced; TUTTI_SOCKET_IFNAME is checked
+// model picks and with rings and trees forced, on host buffers and on
+// device buffers of the emulated device (P2P inside a node, mapped host
+// slots between nodes, never the host reducer); TUTTI_SOCKET_IFNAME is checked
 // to pick data0 by prefix, exact name and exclusion, and to fail clearly,
 // naming the interface, when it names one the other nodes cannot reach.
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "tests/collectives/collective_cases.h"
+#include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 
 namespace tutti_test {
@@ -123,6 +126,55 @@ TEST(MultiNodeUcx, EveryCollectiveOverUcxTcpOnTheDataInterface) {
   EXPECT_EQ(summarize(outcomes), "");
 }
 #endif
+
+// Device buffers on the emulated device, two ranks per node: P2P between
+// the ranks of a node, the network (its slots mapped into the device)
+// between nodes, in the same rings and trees; every collective, dtype and op
+// in and out of place at odd counts, then a 64 MiB all-reduce and an
+// all-gather and reduce-scatter of as much, each checked element by element
+// and by which memory the device's operations touched.
+struct DeviceLayout {
+  int nodes;
+  const char* net;  // TUTTI_NET
+};
+
+std::string runDeviceMatrix(const RankContext& ctx) {
+  const Tally before = Tally::now();
+  tuttiComm_t comm = nullptr;
+  std::string err = initComm(ctx, &comm);
+  if (!err.empty()) return err;
+  EmulatedCaseDevice dev(processDevice());
+  err = runEveryCase(comm, ctx.rank, ctx.nranks, {0, 1, 7, 1031, 65537}, &dev, 11);
+  if (err.empty()) err = runLargeCases(comm, ctx.rank, ctx.nranks, &dev);
+  tuttiCommDestroy(comm);
+  if (!err.empty()) return err;
+  return checkRoute({/*p2p=*/true, /*mappedHost=*/true}, ctx.nranks, before);
+}
+
+class MultiNodeDevice : public ::testing::TestWithParam<DeviceLayout> {};
+
+TEST_P(MultiNodeDevice, EveryCollectiveOnDeviceBuffersP2pInsideNetworkBetween) {
+  const DeviceLayout l = GetParam();
+  SKIP_WITHOUT_NODES(l.nodes);
+  std::map<std::string, std::string> env{{"TUTTI_NET", l.net}, {"TUTTI_P2P_BUFFSIZE", "262144"}};
+  if (std::string(l.net) == "ucx") {
+    env["UCX_TLS"] = "tcp";
+    env["UCX_NET_DEVICES"] = "data0";
+  }
+  auto outcomes = runRanks(2 * l.nodes, runDeviceMatrix, nodeEnv(l.nodes, env), 800);
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, MultiNodeDevice,
+                         ::testing::Values(DeviceLayout{2, "socket"}, DeviceLayout{3, "socket"}
+#ifdef TUTTI_HAVE_UCX
+                                           ,
+                                           DeviceLayout{2, "ucx"}, DeviceLayout{3, "ucx"}
+#endif
+                                           ),
+                         [](const auto& info) {
+                           return std::to_string(info.param.nodes) + "nodes_x2_" + info.param.net;
+                         });
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path);
