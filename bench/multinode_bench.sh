@@ -17,26 +17,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 perf=$build/bench/tutti-perf
 prefix=tutti-b
 netns=$here/tests/multinode/netns.sh
-port=29700
 
+source "$here/tests/multinode/netns_ranks.sh"
 # run NODES RANKS_PER_NODE ENV... -- PERF_ARGS...: prints rank 0's table
 run() {
-  local nodes=$1 per=$2
+  local nodes=$1 per=$2 rc=0
   shift 2
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  local n=$((nodes * per)) pids=()
-  port=$((port + 1))
-  for ((r = n - 1; r >= 0; r--)); do
-    ip netns exec "$prefix-n$((r % nodes))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r / nodes)) \
-      TUTTI_COMM_ID=10.77.0.1:$port TUTTI_SOCKET_IFNAME=data "${envs[@]}" \
-      "$perf" "$@" >"/tmp/$prefix.$r.log" 2>&1 &
-    pids+=($!)
-  done
-  local rc=0
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
-  cat "/tmp/$prefix.0.log"
+  netns_ranks "$perf" "$prefix" "$nodes" "$per" "/tmp/$prefix.log" "$@" || rc=1
+  cat "/tmp/$prefix.log"
   return $rc
 }
 

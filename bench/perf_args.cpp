@@ -52,6 +52,9 @@ void usage(const char* prog) {
           "  -r, --root R            root of broadcast and reduce (default 0)\n"
           "  -G, --device 0|1        1: buffers in GPU memory (device rank %% GPUs), calls on a\n"
           "                          stream, timed until the stream is done (default 0: host)\n"
+          "      --emulate-device N  N emulated GPUs per process (memory and kernels on the CPU,\n"
+          "                          TUTTI_EMULATE_DEVICE=N): tries and tests the device path\n"
+          "                          on a machine without a GPU; implies -G 1\n"
           "  -z, --blocking 0|1      accepted for nccl-tests compatibility (host calls block)\n"
           "  -C, --collective NAME   allreduce allgather broadcast reduce reducescatter sendrecv\n"
           "                          alltoall (default allreduce)\n"
@@ -116,6 +119,9 @@ bool parsePerfArgs(int argc, char** argv, PerfArgs* a, int* exitCode) {
       ok = need("-r") && (a->root = atoi(v)) >= 0;
     } else if (opt == "-G" || opt == "--device") {
       ok = need("-G") && ((a->device = atoi(v)) == 0 || a->device == 1);
+    } else if (opt == "--emulate-device") {
+      ok = need("--emulate-device") && (a->emulateDevice = atoi(v)) > 0 && a->emulateDevice <= 16;
+      a->device = 1;
     } else if (opt == "-z" || opt == "--blocking") {
       ok = need("-z");
       if (ok) a->blocking = atoi(v);

@@ -17,7 +17,8 @@ struct PerfArgs {
   int warmup = 5;
   int check = 1;
   int root = 0;
-  int device = 0;          // -G: 1 puts the buffers in CUDA memory, calls on a stream
+  int device = 0;          // -G: 1 puts the buffers in device memory, calls on a stream
+  int emulateDevice = 0;   // --emulate-device N: N emulated GPUs per process (implies -G 1)
   int blocking = 1;        // -z: host calls are always blocking; accepted for compatibility
   int processes = 1;       // -np
   int threads = 1;         // -t

@@ -1,54 +1,48 @@
 #include "bench/perf_device.h"
 
-#ifdef TUTTI_HAVE_CUDA
-#include <cuda_runtime.h>
+#include <vector>
+
+#include "tutti/tutti.h"
+
+namespace {
+
+std::string failed(const char* what) { return std::string(what) + ": " + tuttiGetLastError(nullptr); }
+
+}  // namespace
 
 std::string PerfDevice::select(int rank) {
   int n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("no usable GPU: ") + cudaGetErrorString(e);
-  if (n == 0) return "no usable GPU: none visible";
-  e = cudaSetDevice(rank % n);
-  return e == cudaSuccess ? "" : std::string("cudaSetDevice: ") + cudaGetErrorString(e);
+  if (tuttiDeviceCount(&n) != tuttiSuccess) return failed("device count");
+  // With none, tuttiSetDevice says why (no GPU, no driver, built without CUDA).
+  if (tuttiSetDevice(n > 0 ? rank % n : 0) != tuttiSuccess) return failed("no usable device");
+  return "";
 }
 
 PerfDevice::~PerfDevice() {
-  if (send_) cudaFree(send_);
-  if (recv_) cudaFree(recv_);
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+  tuttiMemFree(send_);
+  tuttiMemFree(recv_);
+  if (stream_) tuttiStreamDestroy(stream_);
 }
 
 std::string PerfDevice::allocate(size_t bytes) {
-  cudaStream_t s = nullptr;
-  cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-  if (e == cudaSuccess) stream_ = s;
-  if (e == cudaSuccess) e = cudaMalloc(&send_, bytes);
-  if (e == cudaSuccess) e = cudaMalloc(&recv_, bytes);
-  if (e == cudaSuccess) e = cudaMemset(send_, 0, bytes);
-  if (e == cudaSuccess) e = cudaMemset(recv_, 0, bytes);
-  return e == cudaSuccess ? "" : std::string("device buffers: ") + cudaGetErrorString(e);
+  void* s = nullptr;
+  void* r = nullptr;
+  if (tuttiStreamCreate(&stream_) != tuttiSuccess) return failed("stream");
+  if (tuttiMemAlloc(&s, bytes) != tuttiSuccess) return failed("device buffers");
+  send_ = static_cast<char*>(s);
+  if (tuttiMemAlloc(&r, bytes) != tuttiSuccess) return failed("device buffers");
+  recv_ = static_cast<char*>(r);
+  const std::vector<char> zeros(bytes, 0);
+  if (tuttiMemcpy(send_, zeros.data(), bytes) != tuttiSuccess ||
+      tuttiMemcpy(recv_, zeros.data(), bytes) != tuttiSuccess)
+    return failed("clearing device buffers");
+  return "";
 }
 
-void PerfDevice::upload(void* device, const void* host, size_t bytes) {
-  cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
-}
+void PerfDevice::upload(void* device, const void* host, size_t bytes) { tuttiMemcpy(device, host, bytes); }
 
-void PerfDevice::download(void* host, const void* device, size_t bytes) {
-  cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
-}
+void PerfDevice::download(void* host, const void* device, size_t bytes) { tuttiMemcpy(host, device, bytes); }
 
 std::string PerfDevice::synchronize() {
-  cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream_));
-  return e == cudaSuccess ? "" : cudaGetErrorString(e);
+  return tuttiStreamSynchronize(stream_) == tuttiSuccess ? "" : failed("stream");
 }
-
-#else
-
-std::string PerfDevice::select(int) { return "tutti-perf was built without CUDA"; }
-PerfDevice::~PerfDevice() = default;
-std::string PerfDevice::allocate(size_t) { return "tutti-perf was built without CUDA"; }
-void PerfDevice::upload(void*, const void*, size_t) {}
-void PerfDevice::download(void*, const void*, size_t) {}
-std::string PerfDevice::synchronize() { return ""; }
-
-#endif

@@ -1,5 +1,7 @@
-// tutti-perf's device buffers (-G 1): CUDA memory and one stream per rank,
-// as nccl-tests use. Built without CUDA, asking for them is an error.
+// tutti-perf's device buffers (-G 1): device memory and one stream per rank,
+// as nccl-tests use, through tutti's own device helpers (tuttiMemAlloc and
+// friends), so the same code runs on a GPU and on the emulated device
+// (--emulate-device).
 #pragma once
 
 #include <cstddef>
@@ -16,14 +18,14 @@ class PerfDevice {
   PerfDevice(const PerfDevice&) = delete;
   PerfDevice& operator=(const PerfDevice&) = delete;
 
-  // Two device buffers of `bytes` and the stream; "" or why not.
+  // Two zeroed device buffers of `bytes` and the stream; "" or why not.
   std::string allocate(size_t bytes);
   char* send() const { return send_; }
   char* recv() const { return recv_; }
   void* stream() const { return stream_; }
   void upload(void* device, const void* host, size_t bytes);
   void download(void* host, const void* device, size_t bytes);
-  // Waits for the stream; "" or the CUDA error.
+  // Waits for the stream; "" or what failed.
   std::string synchronize();
 
  private:

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
 namespace {
 
@@ -24,7 +25,11 @@ void PerfReport::printHeader(const PerfArgs& a, int nranks) {
          a.collective.c_str(), nranks, a.processes, a.threads, a.minBytes, a.maxBytes,
          a.stepFactor > 1 ? a.stepFactor : static_cast<double>(a.stepBytes),
          a.stepFactor > 1 ? "factor" : "bytes", a.warmup, a.iters, a.check);
-  printf("#\n# Using host memory on %s\n#\n", host);
+  const std::string memory = !a.device ? "host memory"
+                             : a.emulateDevice ? "device memory (emulated GPUs, " + std::to_string(a.emulateDevice) +
+                                                     " per process)"
+                                               : "device memory";
+  printf("#\n# Using %s on %s\n#\n", memory.c_str(), host);
   printf("# %10s  %12s  %8s  %6s  %6s  %27s   %27s\n", "", "", "", "", "", "out-of-place", "in-place");
   printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
          "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
@@ -78,7 +83,9 @@ int PerfReport::finish() {
   }
   if (!args_.jsonPath.empty()) {
     if (FILE* f = fopen(args_.jsonPath.c_str(), "w")) {
-      fprintf(f, "{\"collective\": \"%s\", \"nranks\": %d, \"results\": [", args_.collective.c_str(), nranks_);
+      fprintf(f, "{\"collective\": \"%s\", \"nranks\": %d, \"memory\": \"%s\", \"results\": [",
+              args_.collective.c_str(), nranks_,
+              !args_.device ? "host" : args_.emulateDevice ? "emulated-device" : "device");
       bool first = true;
       for (const auto& r : rows_)
         for (int p = 0; p < (r.hasInPlace ? 2 : 1); ++p) {

@@ -364,6 +364,8 @@ int main(int argc, char** argv) {
   PerfArgs a;
   int exitCode = 0;
   if (!parsePerfArgs(argc, argv, &a, &exitCode)) return exitCode;
+  // Before tutti first looks for a device (forked ranks inherit it).
+  if (a.emulateDevice > 0) setenv("TUTTI_EMULATE_DEVICE", std::to_string(a.emulateDevice).c_str(), 1);
 
   if (a.processes == 1 && a.threads == 1 && launchedByLauncher()) {
     if (!selectDevice(a, localRankFromEnv())) return 1;

@@ -165,6 +165,25 @@ tuttiResult_t tuttiRecv(void* recvbuff, size_t count, tuttiDataType_t datatype, 
 tuttiResult_t tuttiGroupStart(void);
 tuttiResult_t tuttiGroupEnd(void);
 
+/* Device memory and streams of the runtime tutti runs on: CUDA, or with
+ * TUTTI_EMULATE_DEVICE=N the N emulated GPUs of this process (memory and
+ * kernels on the CPU), so that a program can try the device path on a
+ * machine without a GPU. Buffers from tuttiMemAlloc are device memory to
+ * every collective; streams are cudaStream_t under CUDA. */
+tuttiResult_t tuttiDeviceCount(int* count);
+/* Makes `device` current for the calling thread (cudaSetDevice). */
+tuttiResult_t tuttiSetDevice(int device);
+/* size bytes on the calling thread's current device; free with tuttiMemFree. */
+tuttiResult_t tuttiMemAlloc(void** ptr, size_t size);
+/* NULL is accepted; any pointer tuttiMemAlloc did not return is refused. */
+tuttiResult_t tuttiMemFree(void* ptr);
+/* Copies bytes between any two memories (host or device); returns when done. */
+tuttiResult_t tuttiMemcpy(void* dst, const void* src, size_t bytes);
+tuttiResult_t tuttiStreamCreate(void** stream);
+tuttiResult_t tuttiStreamDestroy(void* stream);
+/* Waits until everything queued on the stream is done. */
+tuttiResult_t tuttiStreamSynchronize(void* stream);
+
 #ifdef __cplusplus
 }
 #endif

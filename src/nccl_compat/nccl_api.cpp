@@ -297,14 +297,15 @@ Result ncclCommCuDevice(const ncclComm* comm, int* device) {
 
 // ----------------------------------------------------- memory and registration
 
-Result ncclMemAlloc(void** ptr, size_t) {
-  if (ptr) *ptr = nullptr;
-  return refuse(kInvalidUsage, "ncclMemAlloc", "tutti does not allocate device memory yet");
+// Device memory from tutti's runtime (CUDA, or the emulated device).
+Result ncclMemAlloc(void** ptr, size_t size) {
+  tuttiResult_t r = tuttiMemAlloc(ptr, size);
+  return r == tuttiSuccess ? kSuccess : refuse(fromTutti(r), "ncclMemAlloc", tuttiGetLastError(nullptr));
 }
 
 Result ncclMemFree(void* ptr) {
-  if (!ptr) return kSuccess;
-  return refuse(kInvalidUsage, "ncclMemFree", "the pointer was not made by ncclMemAlloc");
+  tuttiResult_t r = tuttiMemFree(ptr);
+  return r == tuttiSuccess ? kSuccess : refuse(fromTutti(r), "ncclMemFree", tuttiGetLastError(nullptr));
 }
 
 // Registration is a hint in NCCL; tutti copies host buffers through its own

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tutti-perf runs unchanged under every way ranks get started: -np (forked),
 # -t (threads), torchrun-style, Slurm-style and PMI-style variables, and
-# mpirun when Open MPI is installed. Every run checks its results.
+# mpirun when Open MPI is installed; and the same on device buffers of the
+# emulated device (--emulate-device). Every run checks its results.
 set -euo pipefail
 perf=$1
 export TUTTI_SOCKET_IFNAME=lo TUTTI_TIMEOUT=60
@@ -54,6 +55,19 @@ test "$(wc -l <"$csv")" -ge 5
 rm -f "$json" "$csv"
 echo "ok: JSON and CSV files are well formed"
 check "torchrun-style variables" launch 3 torchrun
+emulated() {  # the run must have used device buffers
+  check "$@"
+  grep -q "Using device memory (emulated GPUs" "$log" || { echo "FAILED: $1 used no device memory" >&2; exit 1; }
+}
+emulated "--emulate-device 2: -np 2 x -t 2, all ops and types" "$perf" -b 1K -e 64K -f 8 -n 2 -w 1 -o all -d all \
+  -np 2 -t 2 --emulate-device 2
+for coll in allgather broadcast reduce reducescatter sendrecv alltoall; do
+  emulated "--emulate-device 1: -np 3 -C $coll -r 1" "$perf" "${args[@]}" -np 3 -C "$coll" -r 1 --emulate-device 1
+done
+host_args=("${args[@]}")
+args+=(--emulate-device 1)
+emulated "--emulate-device 1 under torchrun-style variables" launch 3 torchrun
+args=("${host_args[@]}")
 check "Slurm-style variables" launch 2 slurm
 check "PMI-style variables, NCCL_COMM_ID" launch 2 pmi
 if command -v mpirun >/dev/null 2>&1; then

@@ -290,8 +290,12 @@ void checkRefusals(ncclComm_t comm) {
   EXPECT(r == ncclInvalidArgument, "a NULL comm gave %s", ncclGetErrorString(r));
   void* p = &x;
   r = ncclMemAlloc(&p, 64);
-  EXPECT(r == ncclInvalidUsage && p == nullptr && std::strstr(ncclGetLastError(nullptr), "ncclMemAlloc"),
+  EXPECT(r == ncclInvalidUsage && p == nullptr && std::strstr(ncclGetLastError(nullptr), "ncclMemAlloc") &&
+             std::strstr(ncclGetLastError(nullptr), "no device"),
          "ncclMemAlloc gave %s: %s", ncclGetErrorString(r), ncclGetLastError(nullptr));
+  r = ncclMemFree(&x);
+  EXPECT(r == ncclInvalidArgument && std::strstr(ncclGetLastError(nullptr), "not returned by tuttiMemAlloc"),
+         "ncclMemFree of a stack address gave %s", ncclGetErrorString(r));
   ncclComm_t shrunk = comm;
   r = ncclCommShrink(comm, nullptr, 0, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
   EXPECT(r == ncclInvalidUsage && shrunk == nullptr, "ncclCommShrink gave %s", ncclGetErrorString(r));
