@@ -80,11 +80,11 @@ Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs args, const ch
   args.stream = stream;
   if (groupActive()) return submit(&c, args);
   if (args.onDevice) {
-    std::vector<StreamBatch> batch{{&c, &backgroundOf(comm), {args}}};
+    std::vector<StreamBatch> batch{{&c, &comm->background.worker(), {args}}};
     return enqueueDeviceCalls(batch, api);
   }
   if (comm->settings.blocking) {
-    drainBackground(comm);  // earlier device calls come first on every rank
+    comm->background.drain();  // earlier device calls come first on every rank
     return submit(&c, args);
   }
   runInBackground(comm, api, [&c, args] { return submit(&c, args); });
@@ -105,7 +105,7 @@ Result<std::vector<StreamBatch>> splitDeviceCalls(const GroupCalls& calls) {
     StreamBatch* batch = nullptr;
     for (auto& b : batches)
       if (b.comm == call.comm) batch = &b;
-    if (!batch) batch = &batches.emplace_back(StreamBatch{call.comm, &backgroundOf(call.comm->apiHandle()), {}});
+    if (!batch) batch = &batches.emplace_back(StreamBatch{call.comm, &call.comm->apiHandle()->background.worker(), {}});
     batch->calls.push_back(call.args);
   }
   return batches;
@@ -230,7 +230,7 @@ tuttiResult_t tuttiGroupEnd(void) {
   // Across communicators the group runs here, after each one's earlier
   // background calls.
   for (const auto& call : *calls)
-    if (call.comm->apiHandle()) drainBackground(call.comm->apiHandle());
+    if (call.comm->apiHandle()) call.comm->apiHandle()->background.drain();
   std::vector<Communicator*> failed;
   Status st = runGroup(*calls, &failed);
   if (st.ok()) return tuttiSuccess;

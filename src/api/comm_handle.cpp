@@ -56,13 +56,8 @@ Status checkHandle(tuttiComm_t comm) {
 tuttiComm_t newHandle(const CommSettings& settings) {
   auto* handle = new tuttiComm;
   handle->settings = settings;
-  if (!settings.blocking) handle->worker = std::make_unique<SerialWorker>();
+  if (!settings.blocking) handle->background.start();
   return handle;
-}
-
-SerialWorker& backgroundOf(tuttiComm_t comm) {
-  if (!comm->worker) comm->worker = std::make_unique<SerialWorker>();
-  return *comm->worker;
 }
 
 int callerDevice() {
@@ -85,15 +80,13 @@ Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int
   return Status::Ok();
 }
 
-void settleBackgroundInit(tuttiComm_t handle, const Status& st) {
+void keepInitFailure(tuttiComm_t handle, const Status& st) {
   if (!st.ok() && handle->initResult.load() == tuttiSuccess)
     handle->initResult.store(toResult(st.code()));
-  handle->pending.fetch_sub(1);
 }
 
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task) {
-  comm->pending.fetch_add(1);
-  backgroundOf(comm).post([comm, api, task = std::move(task)] {
+  comm->background.post([comm, api, task = std::move(task)] {
     Communicator* c = comm->ready.load(std::memory_order_acquire) ? comm->impl.get() : nullptr;
     if (c) setLogRank(c->rank());
     Status st = c && c->abortFlag().load() ? InvalidUsage("the communicator was aborted") : task();
@@ -101,12 +94,7 @@ void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> 
       report(comm, api, st);
       if (c) c->setAsyncError(st.code());
     }
-    comm->pending.fetch_sub(1);
   });
-}
-
-void drainBackground(tuttiComm_t comm) {
-  if (comm->worker && !comm->worker->onWorkerThread()) comm->worker->drain();
 }
 
 }  // namespace tutti

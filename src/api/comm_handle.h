@@ -1,6 +1,5 @@
 // What a tuttiComm_t points at: the communicator once it exists, and the
-// state of a non-blocking one (its background thread, the work still running
-// there, a failed init's result). Shared by the init, split, finalize and
+// state of a non-blocking one (its background, a failed init's result). Shared by the init, split, finalize and
 // call paths of the API layer.
 #pragma once
 
@@ -10,7 +9,7 @@
 
 #include "src/bootstrap/root.h"
 #include "src/comm/communicator.h"
-#include "src/common/serial_worker.h"
+#include "src/comm/background.h"
 #include "tutti/tutti.h"
 
 namespace tutti {
@@ -44,13 +43,10 @@ struct tuttiComm {
 
   std::unique_ptr<tutti::Communicator> impl;  // read only once `ready`
   std::atomic<bool> ready{false};
-  std::atomic<int> pending{0};                // background tasks not finished
   std::atomic<int> initResult{tuttiSuccess};  // a failed background init
   std::atomic<bool> finalized{false};
   tutti::CommSettings settings;
-  // Runs a non-blocking communicator's calls, and every communicator's
-  // device-buffer calls, in the order made (see backgroundOf).
-  std::unique_ptr<tutti::SerialWorker> worker;
+  tutti::Background background;
 };
 
 namespace tutti {
@@ -62,22 +58,16 @@ inline bool isHandle(tuttiComm_t comm) { return comm && comm->magic == tuttiComm
 // A handle for a communicator still to be made; non-blocking ones get their
 // background thread.
 tuttiComm_t newHandle(const CommSettings& settings);
-// The communicator's background thread; a blocking one gets it at its first
-// device-buffer call.
-SerialWorker& backgroundOf(tuttiComm_t comm);
 // The calling thread's current CUDA device, or -1 when the process has none.
 int callerDevice();
 // Makes the communicator into `handle`; on failure records the result there
 // (and logs it) for tuttiCommGetAsyncError.
 Status initInto(tuttiComm_t handle, const BootstrapHandle& boot, int nranks, int rank);
 // Ends a background init of `handle` that gave `st`: a failure is kept for
-// tuttiCommGetAsyncError (unless initInto kept one already), then the handle
-// stops reporting tuttiInProgress.
-void settleBackgroundInit(tuttiComm_t handle, const Status& st);
+// tuttiCommGetAsyncError (unless initInto kept one already).
+void keepInitFailure(tuttiComm_t handle, const Status& st);
 // Runs `task` on the communicator's background thread after its earlier
 // calls; an error becomes the async error. The caller returns tuttiInProgress.
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task);
-// Waits for every background task of comm (none: returns at once).
-void drainBackground(tuttiComm_t comm);
 
 }  // namespace tutti

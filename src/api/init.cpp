@@ -36,11 +36,10 @@ tuttiResult_t initRank(tuttiComm_t* comm, int nranks, const BootstrapHandle& han
   tuttiComm_t made = newHandle(*settings);
   if (!settings->blocking) {
     // The caller polls tuttiCommGetAsyncError; the handle exists at once.
-    made->pending.fetch_add(1);
-    made->worker->post([made, handle, nranks, rank, api] {
+    made->background.post([made, handle, nranks, rank, api] {
       Status st = initInto(made, handle, nranks, rank);
       if (!st.ok()) report(nullptr, api, st);
-      settleBackgroundInit(made, st);
+      keepInitFailure(made, st);
     });
     *comm = made;
     return tuttiInProgress;
@@ -149,7 +148,7 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm) {
 
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm) {
   if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, "tuttiCommDestroy", st);
-  drainBackground(comm);
+  comm->background.drain();
   delete comm;
   return tuttiSuccess;
 }
@@ -165,7 +164,7 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
       });
       return inProgress();
     }
-    drainBackground(comm);  // device-buffer calls still queued complete first
+    comm->background.drain();  // device-buffer calls still queued complete first
     comm->finalized.store(true);
     return Status::Ok();
   });
@@ -183,7 +182,7 @@ tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
     c.notifyFailure(c.rank());
     if (c.activeCalls().load() > 0) return tuttiInternalError;  // leak rather than free in use
   }
-  comm->worker.reset();  // queued calls fail at once on the abort flag
+  comm->background.stop();  // queued calls fail at once on the abort flag
   delete comm;
   return tuttiSuccess;
 }
@@ -192,8 +191,8 @@ tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError
   const char* api = "tuttiCommGetAsyncError";
   if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, api, st);
   if (!asyncError) return report(comm, api, InvalidArgument("asyncError is NULL"));
-  // pending drops only after ready or initResult is set.
-  if (comm->pending.load() > 0) {
+  // Busy until after ready or initResult is set.
+  if (comm->background.busy()) {
     *asyncError = tuttiInProgress;
   } else if (!comm->ready.load(std::memory_order_acquire)) {
     *asyncError = static_cast<tuttiResult_t>(comm->initResult.load());

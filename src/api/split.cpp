@@ -78,10 +78,13 @@ extern "C" tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key,
     tuttiComm_t child = color == TUTTI_SPLIT_NOCOLOR ? nullptr : newHandle(settings);
     if (!comm->settings.blocking) {
       // After the parent's earlier calls; the child reports progress too.
-      if (child) child->pending.fetch_add(1);
+      if (child) child->background.hold();
       runInBackground(comm, api, [&parent, color, key, child] {
         Status st = splitInto(parent, color, key, child);
-        if (child) settleBackgroundInit(child, st);
+        if (child) {
+          keepInitFailure(child, st);
+          child->background.settle();
+        }
         return st;
       });
       *newcomm = child;

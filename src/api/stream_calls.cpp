@@ -34,7 +34,7 @@ Result<bool> buffersOnDevice(const Communicator& comm, const void* sendbuff, con
 }
 
 Status enqueueDeviceCalls(std::vector<StreamBatch>& batches, const char* api) {
-  auto drain = [](Communicator& c) { drainBackground(c.apiHandle()); };
+  auto drain = [](Communicator& c) { c.apiHandle()->background.drain(); };
   auto failed = [api](Communicator& c, const Status& st) { report(c.apiHandle(), api, st); };
   return enqueueOnStreams(batches, drain, failed);
 }
