@@ -65,6 +65,16 @@ std::vector<NetAvailability> probeNets() {
   return {probeIb(), socket, ucx};
 }
 
+std::vector<std::string> describeGpuDirect(int device, const TopoGraph* topology) {
+#ifdef TUTTI_HAVE_IBVERBS
+  return IbTransport::describeGdr({device, topology});
+#else
+  (void)device;
+  (void)topology;
+  return {"not built (no infiniband/verbs.h when tutti was configured)"};
+#endif
+}
+
 Result<NetKind> chooseNet(const std::string& requested) {
   if (requested.empty()) {  // every init comes here: no UCX context unless it is chosen
     if (probeIb().usable) return NetKind::kIb;
@@ -84,6 +94,23 @@ Result<NetKind> chooseNet(const std::string& requested) {
   return InvalidArgument("TUTTI_NET=" + requested + " names no transport (socket, ucx or ib)");
 }
 
+// Every rank lists the same transports (init compared the settings that
+// choose them); here each transport's own settings are compared, once for
+// all ranks, so every rank can name the one that differs.
+static Status checkSettingsAgree(const std::vector<std::unique_ptr<Transport>>& list,
+                                 const AllgatherBlobs& swap) {
+  std::string mine;
+  for (const auto& t : list)
+    if (!t->settings().empty()) mine += std::string(mine.empty() ? "" : "; ") + t->name() + ": " + t->settings();
+  if (mine.empty() || !swap) return Status::Ok();
+  TUTTI_ASSIGN_OR_RETURN(std::vector<std::string> all, swap(mine));
+  for (size_t p = 0; p < all.size(); ++p)
+    if (all[p] != mine)
+      return InvalidUsage("rank " + std::to_string(p) + " runs with " + all[p] + " where this rank runs with " +
+                          mine + "; they must match on every rank");
+  return Status::Ok();
+}
+
 Result<std::vector<std::unique_ptr<Transport>>> createTransports(const TransportOptions& options) {
   std::vector<std::unique_ptr<Transport>> list;
   if (!options.p2pDisabled)
@@ -91,7 +118,7 @@ Result<std::vector<std::unique_ptr<Transport>>> createTransports(const Transport
   if (!options.shmDisabled) list.push_back(std::make_unique<ShmTransport>());
   switch (options.net) {
     case NetKind::kSocket: {
-      TUTTI_ASSIGN_OR_RETURN(auto t, SocketTransport::create(options.socketInterfaces, options.socket));
+      TUTTI_ASSIGN_OR_RETURN(auto t, SocketTransport::create(options.socketInterfaces));
       list.push_back(std::move(t));
       break;
     }
@@ -106,7 +133,7 @@ Result<std::vector<std::unique_ptr<Transport>>> createTransports(const Transport
     }
     case NetKind::kIb: {
 #ifdef TUTTI_HAVE_IBVERBS
-      TUTTI_ASSIGN_OR_RETURN(auto t, IbTransport::create(options.socketInterfaces));
+      TUTTI_ASSIGN_OR_RETURN(auto t, IbTransport::create(options.socketInterfaces, {options.device, options.topology}));
       list.push_back(std::move(t));
       break;
 #else
@@ -114,6 +141,7 @@ Result<std::vector<std::unique_ptr<Transport>>> createTransports(const Transport
 #endif
     }
   }
+  TUTTI_RETURN_IF_ERROR(checkSettingsAgree(list, options.swap));
   return list;
 }
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "src/common/interfaces.h"
-#include "transport/socket/streams.h"
 #include "transport/transport.h"
-#include "transport/ucx/address_swap.h"
 
 namespace tutti {
+
+class TopoGraph;
 
 enum class NetKind : int32_t { kSocket = 0, kUcx = 1, kIb = 2 };
 const char* netName(NetKind kind);
@@ -37,15 +37,19 @@ std::vector<NetAvailability> probeNets();
 // that cannot run is an error saying why.
 Result<NetKind> chooseNet(const std::string& requested);
 
+// Per RDMA port, whether device calls of a rank on `device` would keep their
+// slots in GPU memory (GPUDirect RDMA, TUTTI_NET_GDR_LEVEL) and why.
+std::vector<std::string> describeGpuDirect(int device, const TopoGraph* topology);
+
 struct TransportOptions {
   bool p2pDisabled = false;
   int device = -1;                  // this rank's device (-1: host-only)
   std::vector<std::string> busIds;  // every rank's device, by PCI bus id ("" for none)
+  const TopoGraph* topology = nullptr;  // this machine: how far each NIC is from the device
   bool shmDisabled = false;
   NetKind net = NetKind::kSocket;
   std::vector<NetInterface> socketInterfaces;  // where the socket transport listens (one per NIC)
-  SocketStreams socket;
-  AddressSwap swap;  // UCX swaps worker addresses through it
+  AllgatherBlobs swap;  // UCX swaps worker addresses through it
   size_t chunkBytes = 0;  // the largest chunk a connection carries (one slot)
 };
 

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ namespace tutti {
 
 class DeviceRuntime;
 using DeviceStream = void*;
+
+// Swaps this rank's blob for every rank's (indexed by rank), over the
+// communicator's bootstrap: how a transport that needs every rank's address
+// (UCX's worker address) gets them.
+using AllgatherBlobs = std::function<Result<std::vector<std::string>>(const std::string& mine)>;
 
 // Where a call's buffers live.
 enum class Memory : uint8_t { kHost = 0, kDevice = 1 };
@@ -118,6 +124,10 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
+  // What both ends of its connections must share, in words naming the
+  // variables ("2 sockets per connection (TUTTI_NSOCKS_PERTHREAD ...)"); init
+  // checks that every rank has the same (createTransports). "" for nothing.
+  virtual std::string settings() const { return ""; }
   // Whether this transport can carry calls on `memory` between the two ranks.
   virtual bool canConnect(const RankInfo& self, const RankInfo& peer, Memory memory) const = 0;
   // Where its slots for calls on `memory` live, for logs: "host",

@@ -35,13 +35,6 @@ Result<CommConfig> CommConfig::fromEnv() {
   else return InvalidArgument("TUTTI_RING_ORDER must be topo or rank, not \"" + order + "\"");
   c.algoSpec = tunableString("ALGO");
   TUTTI_ASSIGN_OR_RETURN(c.algoFilter, AlgoFilter::parse(c.algoSpec));
-  TUTTI_ASSIGN_OR_RETURN(int64_t nsocks, tunableInt("NSOCKS_PERTHREAD"));
-  TUTTI_ASSIGN_OR_RETURN(int64_t nthreads, tunableInt("SOCKET_NTHREADS"));
-  if (nsocks < 1 || nthreads < 0 || nsocks * (nthreads > 0 ? nthreads : 1) > kMaxSocketStreams)
-    return InvalidArgument("TUTTI_NSOCKS_PERTHREAD (>= 1) times TUTTI_SOCKET_NTHREADS (>= 0) may be at most " +
-                           std::to_string(kMaxSocketStreams) + " sockets per connection");
-  c.socketStreams.socketsPerThread = static_cast<int>(nsocks);
-  c.socketStreams.threads = static_cast<int>(nthreads);
   TUTTI_ASSIGN_OR_RETURN(c.net, chooseNet(tunableString("NET")));
   TUTTI_ASSIGN_OR_RETURN(int64_t emulated, tunableInt("EMULATE_DEVICE"));
   if (emulated < 0 || emulated > 16) return InvalidArgument("TUTTI_EMULATE_DEVICE must be between 0 and 16");
@@ -58,10 +51,12 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
   if (!spinForced && localRanks > cores) spinCount = 20;
 }
 
+static_assert(sizeof(CommConfig::Shared) == 48, "Shared is compared as bytes: it must have no padding");
+
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
-                socketStreams.sockets(), static_cast<int32_t>(net), fnv1a64(algoSpec.data(), algoSpec.size()),
-                deviceSlotBytes, p2pDisabled ? 1 : 0};
+                static_cast<int32_t>(net), p2pDisabled ? 1 : 0, fnv1a64(algoSpec.data(), algoSpec.size()),
+                deviceSlotBytes};
 }
 
 }  // namespace tutti

@@ -10,7 +10,6 @@
 #include "src/plan/layout.h"
 #include "src/plan/tuner.h"
 #include "transport/registry.h"
-#include "transport/socket/streams.h"
 
 namespace tutti {
 
@@ -26,25 +25,23 @@ struct CommConfig {
   RingOrder ringOrder = RingOrder::kTopo;
   AlgoFilter algoFilter;
   std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
-  SocketStreams socketStreams;   // TUTTI_NSOCKS_PERTHREAD, TUTTI_SOCKET_NTHREADS
   NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
   bool p2pDisabled = false;        // TUTTI_P2P_DISABLE
   size_t deviceSlotBytes = 4 << 20;  // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk of a device call
 
   static Result<CommConfig> fromEnv();
-  // The part that must agree across ranks, as comparable bytes.
+  // The part that must agree across ranks, as comparable bytes (no padding).
+  // Transports check their own settings per connection.
   struct Shared {
     uint64_t slotBytes;
     int32_t nslots;
     int32_t maxChannels;
     int32_t shmDisabled;
     int32_t ringOrder;
-    int32_t socketStreams;  // sockets per connection: both ends must agree
     int32_t net;            // the network transport: both ends must use the same
+    int32_t p2pDisabled;    // every rank lists the same transports
     uint64_t algoHash;
     uint64_t deviceSlotBytes;  // device chunks: both ends of a connection must agree
-    int32_t p2pDisabled;       // every rank lists the same transports
-    int32_t unused = 0;
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off

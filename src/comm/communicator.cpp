@@ -60,9 +60,9 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   topts.p2pDisabled = config_.p2pDisabled;
   topts.device = device_;
   topts.busIds = busIds;
+  topts.topology = &topo;
   topts.shmDisabled = config_.shmDisabled;
   topts.socketInterfaces = ifaces;
-  topts.socket = config_.socketStreams;
   topts.net = config_.net;
   topts.chunkBytes = std::max(config_.slotBytes, config_.deviceSlotBytes);
   topts.swap = [this](const std::string& mine) { return swapAddresses(mine); };
@@ -187,7 +187,7 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or socket streams than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE or TUTTI_P2P_BUFFSIZE than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();

@@ -15,6 +15,7 @@
   X(IB_GID_INDEX, "-1", "GID index for RoCE (-1: the port's first RoCE v2 IPv4 GID, else 0)") \
   X(IB_TIMEOUT, "20", "InfiniBand local ACK timeout exponent: 4.096 us * 2^value") \
   X(IB_RETRY_CNT, "7", "InfiniBand retransmissions before a queue pair fails") \
+  X(NET_GDR_LEVEL, "PXB", "GPUDirect RDMA up to this PCI distance between GPU and NIC: LOC (never), PIX, PXB, PHB, SYS; or 0-4") \
   X(IB_QPS_PER_CONNECTION, "1", "RC queue pairs per connection; each chunk is striped over them") \
   X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \

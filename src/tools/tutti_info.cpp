@@ -122,6 +122,15 @@ int main(int argc, char** argv) {
   auto net = chooseNet(tunableString("NET"));
   if (net.ok()) printf("  chosen: %s\n", netName(net.value()));
   else printf("  chosen: none: %s\n", net.status().message().c_str());
+  {
+    // The device a rank would use: device 0 where there is one.
+    int device = deviceRuntime().deviceCount() > 0 ? 0 : -1;
+    auto topology = loadTopology();
+    printf("  GPUDirect RDMA over ib (TUTTI_NET_GDR_LEVEL=%s) for device calls on %s:\n",
+           tunableString("NET_GDR_LEVEL").c_str(), device >= 0 ? "device 0" : "no device");
+    for (const auto& line : describeGpuDirect(device, topology.ok() ? &topology.value() : nullptr))
+      printf("    %s\n", line.c_str());
+  }
 
   printf("\nnetwork interfaces:\n");
   for (const auto& i : listInterfaces()) printf("  %-12s %s\n", i.name.c_str(), i.address.toString().c_str());

@@ -243,6 +243,31 @@ TEST(Errors, MismatchedBufferConfigIsRefused) {
   EXPECT_EQ(summarize(outcomes), "");
 }
 
+// Transports state their own settings, which init compares: rank 1 of 3
+// uses 2 sockets per connection and the others 1. Every rank names a rank
+// that differs from it, and the variables.
+TEST(Errors, MismatchedSocketStreamsAreNamedOnEveryRank) {
+  auto outcomes = runRanks(3, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    tuttiResult_t r = tuttiCommInitRank(&comm, 3, ctx.id, ctx.rank);
+    std::string msg = tuttiGetLastError(nullptr);
+    std::string odd = ctx.rank == 1 ? "rank 0" : "rank 1";
+    if (r != tuttiInvalidUsage || !contains(msg, "sockets per connection") || !contains(msg, odd) ||
+        !contains(msg, "TUTTI_NSOCKS_PERTHREAD"))
+      return "expected a socket streams mismatch naming " + odd + ", got " +
+             std::string(tuttiGetErrorString(r)) + ": " + msg;
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    env["TUTTI_SHM_DISABLE"] = "1";
+    env["TUTTI_NET"] = "socket";
+    env["TUTTI_RING_ORDER"] = "rank";
+    if (rank == 1) env["TUTTI_NSOCKS_PERTHREAD"] = "2";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
 #ifdef TUTTI_HAVE_UCX
 TEST(Errors, MismatchedNetworkTransportIsRefusedNamingBoth) {
   auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {

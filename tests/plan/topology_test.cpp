@@ -254,5 +254,55 @@ TEST(NicAffinity, NearestNicFirstOnTheSyntheticMachine) {
   EXPECT_TRUE(nicsNearestFirst(*graph, "0000:99:00.0").empty());
 }
 
+// NCCL's PCI distances, which GPUDirect RDMA is allowed by: the NIC under
+// the GPU's own switch is PIX, the other NIC of its socket PHB (through the
+// host bridge), a NIC of the far socket SYS; NVLink does not shorten them.
+TEST(NicAffinity, PciPathsOnTheSyntheticMachine) {
+  auto graph = readTopologyFile(std::string(TUTTI_TEST_DATA) + "/synthetic_2numa_8gpu_4nic.json");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto path = [&](const char* gpu, const char* nic) {
+    auto p = pciPathBetween(*graph, gpu, nic);
+    return p ? std::string(pciPathName(*p)) : std::string("unknown");
+  };
+  EXPECT_EQ(path("0000:11:00.0", "0000:18:00.0"), "PIX");
+  EXPECT_EQ(path("0000:11:00.0", "0000:38:00.0"), "PHB");
+  EXPECT_EQ(path("0000:11:00.0", "0000:58:00.0"), "SYS");
+  EXPECT_EQ(path("0000:72:00.0", "0000:78:00.0"), "PIX");
+  EXPECT_EQ(path("0000:72:00.0", "0000:18:00.0"), "SYS");
+  EXPECT_EQ(path("0000:11:00.0", "0000:99:00.0"), "unknown");  // no such NIC
+  EXPECT_EQ(path("0000:99:00.0", "0000:18:00.0"), "unknown");  // no such GPU
+}
+
+// Switches below switches, no CPU between: PXB; a GPU and NIC straight on
+// the NUMA node: PHB.
+TEST(NicAffinity, PciPathThroughNestedSwitchesIsPxb) {
+  TopoGraph g;
+  auto node = [&](const char* id, TopoKind kind, const char* bus) {
+    TopoNode n;
+    n.id = id;
+    n.kind = kind;
+    n.busId = bus;
+    return g.add(n);
+  };
+  node("numa0", TopoKind::kNuma, "");
+  node("top", TopoKind::kPciSwitch, "0000:01:00.0");
+  node("left", TopoKind::kPciSwitch, "0000:02:00.0");
+  node("right", TopoKind::kPciSwitch, "0000:03:00.0");
+  node("gpu0", TopoKind::kGpu, "0000:04:00.0");
+  node("nic:a", TopoKind::kNic, "0000:05:00.0");
+  node("gpu1", TopoKind::kGpu, "0000:06:00.0");
+  node("nic:b", TopoKind::kNic, "0000:07:00.0");
+  g.link("numa0", "top", LinkKind::kPci, 24);
+  g.link("top", "left", LinkKind::kPci, 24);
+  g.link("top", "right", LinkKind::kPci, 24);
+  g.link("left", "gpu0", LinkKind::kPci, 24);
+  g.link("right", "nic:a", LinkKind::kPci, 24);
+  g.link("numa0", "gpu1", LinkKind::kPci, 24);
+  g.link("numa0", "nic:b", LinkKind::kPci, 24);
+  EXPECT_EQ(pciPathBetween(g, "0000:04:00.0", "0000:05:00.0"), PciPath::kPxb);
+  EXPECT_EQ(pciPathBetween(g, "0000:06:00.0", "0000:07:00.0"), PciPath::kPhb);
+  EXPECT_EQ(pciPathBetween(g, "0000:04:00.0", "0000:07:00.0"), PciPath::kPhb);
+}
+
 }  // namespace
 }  // namespace tutti

@@ -1,6 +1,7 @@
 // The verbs transport's logic that needs no device: port selection by
 // TUTTI_IB_HCA, GID choice from sysfs, the handshake's encoding, the
-// registration cache and the flow-control accounting. With no RDMA device
+// registration cache, the flow-control accounting and the GPUDirect RDMA
+// choice (TUTTI_NET_GDR_LEVEL). With no RDMA device
 // the transport must say why it cannot run.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "transport/ibverbs/endpoint_info.h"
 #include "transport/ibverbs/flow_control.h"
+#include "transport/ibverbs/gdr.h"
 #include "transport/ibverbs/gid.h"
 #include "transport/ibverbs/hca_filter.h"
 #include "transport/ibverbs/mr_cache.h"
@@ -288,6 +290,67 @@ TEST(IbTransport, SaysWhyItCannotRunWithoutADevice) {
   EXPECT_TRUE(st.message().find("RDMA") != std::string::npos ||
               st.message().find("libibverbs") != std::string::npos)
       << st.message();
+}
+
+// NCCL's names and numbers, case-insensitive; anything else names the variable.
+TEST(IbGdr, LevelsParseAsNcclWritesThem) {
+  EXPECT_EQ(*parseGdrLevel("PXB"), PciPath::kPxb);
+  EXPECT_EQ(*parseGdrLevel("phb"), PciPath::kPhb);
+  EXPECT_EQ(*parseGdrLevel("0"), PciPath::kLoc);
+  EXPECT_EQ(*parseGdrLevel("1"), PciPath::kPix);
+  EXPECT_EQ(*parseGdrLevel("4"), PciPath::kSys);
+  for (const char* bad : {"", "5", "-1", "NVL", "PXB2"}) {
+    auto r = parseGdrLevel(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("TUTTI_NET_GDR_LEVEL"), std::string::npos);
+  }
+}
+
+// Used only with a CUDA device, the peer-memory module, a known distance
+// within the level; each refusal says which of these is missing.
+TEST(IbGdr, UsedOnlyWhenEveryConditionHoldsAndOtherwiseSaysWhy) {
+  GdrFacts f;
+  f.level = PciPath::kPxb;
+  f.realDevice = true;
+  f.peerMemory = true;
+  f.path = PciPath::kPix;
+  f.nic = "mlx5_0";
+  GdrChoice c = chooseGdr(f);
+  EXPECT_TRUE(c.use);
+  EXPECT_EQ(c.why, "mlx5_0 is PIX from the GPU, within TUTTI_NET_GDR_LEVEL=PXB");
+  f.path = PciPath::kPxb;
+  EXPECT_TRUE(chooseGdr(f).use);  // the level itself is within
+
+  auto refused = [](GdrFacts g, const std::string& why) {
+    GdrChoice r = chooseGdr(g);
+    EXPECT_FALSE(r.use) << why;
+    EXPECT_NE(r.why.find(why), std::string::npos) << r.why;
+  };
+  GdrFacts far = f;
+  far.path = PciPath::kPhb;
+  refused(far, "mlx5_0 is PHB from the GPU, beyond TUTTI_NET_GDR_LEVEL=PXB");
+  far.level = PciPath::kSys;
+  EXPECT_TRUE(chooseGdr(far).use);
+  GdrFacts off = f;
+  off.level = PciPath::kLoc;
+  refused(off, "TUTTI_NET_GDR_LEVEL=LOC turns it off");
+  GdrFacts noModule = f;
+  noModule.peerMemory = false;
+  refused(noModule, "no nvidia_peermem module");
+  GdrFacts emulated = f;
+  emulated.realDevice = false;
+  refused(emulated, "no CUDA device");
+  GdrFacts unknown = f;
+  unknown.path.reset();
+  refused(unknown, "mlx5_0's distance from the GPU is unknown");
+}
+
+// Without a CUDA device or an RDMA port here, tutti-info's lines say why
+// device calls would not use it.
+TEST(IbGdr, DescribedWithTheReasonWhenNotUsed) {
+  std::vector<std::string> lines = IbTransport::describeGdr({-1, nullptr});
+  ASSERT_FALSE(lines.empty());
+  for (const auto& l : lines) EXPECT_NE(l.find("not used"), std::string::npos) << l;
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 #include "transport/ibverbs/device.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include "src/common/config.h"
+#include "src/device/device_runtime.h"
 #include "transport/ibverbs/gid.h"
 
 namespace tutti {
@@ -73,6 +77,15 @@ bool gpuDirectRdmaAvailable() {
          stat("/sys/module/nvidia_peermem", &st) == 0;
 }
 
+std::string ibDeviceBusId(const std::string& device) {
+  char target[PATH_MAX] = {0};
+  std::string link = "/sys/class/infiniband/" + device + "/device";
+  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return "";
+  std::string path(target, static_cast<size_t>(n));
+  return path.substr(path.find_last_of('/') + 1);
+}
+
 Result<std::unique_ptr<IbDevice>> IbDevice::open(const VerbsApi& api, const IbPortDesc& port,
                                                  const IbSettings& settings) {
   std::unique_ptr<IbDevice> d(new IbDevice());
@@ -132,13 +145,34 @@ Result<RegisteredBuffer> RegisteredBuffer::allocate(IbDevice& device, size_t byt
   return b;
 }
 
+Result<RegisteredBuffer> RegisteredBuffer::allocateOnDevice(IbDevice& device, DeviceRuntime& runtime,
+                                                             size_t bytes) {
+  // Whole GPU pages (2 MiB), so the cache's page-aligned registration stays
+  // inside the allocation.
+  constexpr size_t kGpuPage = 2 << 20;
+  RegisteredBuffer b;
+  b.deviceBytes_ = (bytes + kGpuPage - 1) / kGpuPage * kGpuPage;
+  TUTTI_ASSIGN_OR_RETURN(void* p, runtime.allocDevice(b.deviceBytes_));
+  b.onDevice_ = static_cast<char*>(p);
+  b.runtime_ = &runtime;
+  auto key = device.registrations().acquire(b.onDevice_, b.deviceBytes_);
+  if (!key.ok()) return key.status().withContext("registering GPU memory for GPUDirect RDMA");
+  b.key_ = *key;
+  b.cache_ = &device.registrations();
+  return b;
+}
+
 RegisteredBuffer& RegisteredBuffer::operator=(RegisteredBuffer&& o) noexcept {
   if (this != &o) {
     reset();
     memory_ = std::move(o.memory_);
+    onDevice_ = o.onDevice_;
+    deviceBytes_ = o.deviceBytes_;
+    runtime_ = o.runtime_;
     key_ = o.key_;
     cache_ = o.cache_;
     o.cache_ = nullptr;
+    o.onDevice_ = nullptr;
   }
   return *this;
 }
@@ -146,8 +180,10 @@ RegisteredBuffer& RegisteredBuffer::operator=(RegisteredBuffer&& o) noexcept {
 void RegisteredBuffer::reset() {
   if (cache_) {
     cache_->release(key_);
-    cache_->invalidate(memory_.data(), memory_.size());
+    cache_->invalidate(data(), onDevice_ ? deviceBytes_ : memory_.size());
   }
+  if (onDevice_ && runtime_) runtime_->freeDevice(onDevice_);
+  onDevice_ = nullptr;
   cache_ = nullptr;
   memory_ = HostBuffer();
 }

@@ -55,22 +55,28 @@ class IbDevice {
   std::unique_ptr<MrCache> mrs_;
 };
 
-// Host memory registered through a device's cache for the life of a
-// connection; given back (and forgotten, as it is unmapped) on destruction.
+// Memory registered through a device's cache for the life of a connection:
+// host memory, or GPU memory for GPUDirect RDMA; given back (and forgotten,
+// as it is unmapped) on destruction.
 class RegisteredBuffer {
  public:
   static Result<RegisteredBuffer> allocate(IbDevice& device, size_t bytes);
+  // On the current device of `runtime`; the NIC reaches it through nvidia_peermem.
+  static Result<RegisteredBuffer> allocateOnDevice(IbDevice& device, DeviceRuntime& runtime, size_t bytes);
   RegisteredBuffer() = default;
   RegisteredBuffer(RegisteredBuffer&& o) noexcept { *this = std::move(o); }
   RegisteredBuffer& operator=(RegisteredBuffer&& o) noexcept;
   ~RegisteredBuffer() { reset(); }
-  char* data() const { return memory_.data(); }
+  char* data() const { return onDevice_ ? onDevice_ : memory_.data(); }
   const MemoryKey& key() const { return key_; }
-  SlotRegion region(size_t bytes) const { return {memory_.data(), bytes, false}; }
+  SlotRegion region(size_t bytes) const { return {data(), bytes, onDevice_ != nullptr}; }
 
  private:
   void reset();
   HostBuffer memory_;
+  char* onDevice_ = nullptr;  // GPU memory instead of memory_
+  size_t deviceBytes_ = 0;
+  DeviceRuntime* runtime_ = nullptr;
   MemoryKey key_;
   MrCache* cache_ = nullptr;
 };
@@ -80,5 +86,8 @@ std::vector<IbPortDesc> listIbPorts(const VerbsApi& api);
 
 // Whether the NVIDIA peer-memory module lets the NIC reach GPU memory.
 bool gpuDirectRdmaAvailable();
+
+// The PCI bus id of an RDMA device ("0000:18:00.0"), from sysfs; "" if unknown.
+std::string ibDeviceBusId(const std::string& device);
 
 }  // namespace tutti

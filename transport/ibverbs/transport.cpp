@@ -3,7 +3,9 @@
 #include "src/bootstrap/unique_id.h"
 #include <cstring>
 
+#include "src/common/config.h"
 #include "src/common/log.h"
+#include "src/device/device_runtime.h"
 #include "transport/ibverbs/connection.h"
 #include "transport/ibverbs/endpoint_info.h"
 
@@ -39,7 +41,52 @@ Status IbTransport::probe(std::string* description) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<IbTransport>> IbTransport::create(const std::vector<NetInterface>& ifaces) {
+// GPUDirect RDMA for one port, from this rank's device and topology.
+static Result<GdrChoice> gdrFor(const IbPortDesc& port, const GdrContext& ctx) {
+  GdrFacts f;
+  TUTTI_ASSIGN_OR_RETURN(f.level, parseGdrLevel(tunableString("NET_GDR_LEVEL")));
+  DeviceRuntime& rt = deviceRuntime();
+  f.realDevice = ctx.device >= 0 && std::string(rt.name()) == "CUDA";
+  f.peerMemory = gpuDirectRdmaAvailable();
+  f.nic = port.device;
+  auto gpu = ctx.device >= 0 ? rt.pciBusId(ctx.device) : Result<std::string>(InvalidArgument("host-only"));
+  if (gpu.ok() && ctx.topology) f.path = pciPathBetween(*ctx.topology, *gpu, ibDeviceBusId(port.device));
+  return chooseGdr(f);
+}
+
+std::vector<std::string> IbTransport::describeGdr(const GdrContext& gdr) {
+  std::string why;
+  const VerbsApi* api = verbsApi(&why);
+  if (!api) return {"not used: " + why};
+  auto settings = IbSettings::fromEnv();
+  if (!settings.ok()) return {"not used: " + settings.status().message()};
+  auto ports = usablePorts(*api, *settings);
+  if (!ports.ok()) return {"not used: " + ports.status().message()};
+  std::vector<std::string> lines;
+  for (const IbPortDesc& p : *ports) {
+    auto choice = gdrFor(p, gdr);
+    lines.push_back(describePort(p) + ": " +
+                    (!choice.ok() ? choice.status().message()
+                                  : std::string(choice->use ? "used (" : "not used (") + choice->why + ")"));
+  }
+  return lines;
+}
+
+const char* IbTransport::slotPlace(Memory memory) const {
+  if (memory == Memory::kHost) return "host";
+  for (const GdrChoice& g : gdr_)
+    if (!g.use) return "host-mapped";
+  return "device (GDR)";
+}
+
+Result<RegisteredBuffer> IbTransport::allocateSlots(const ConnectionSpec& spec) {
+  if (spec.memory == Memory::kDevice && gdr_[portFor(spec)].use)
+    return RegisteredBuffer::allocateOnDevice(deviceFor(spec), deviceRuntime(), spec.slotBytes * spec.nslots);
+  return RegisteredBuffer::allocate(deviceFor(spec), spec.slotBytes * spec.nslots);
+}
+
+Result<std::unique_ptr<IbTransport>> IbTransport::create(const std::vector<NetInterface>& ifaces,
+                                                         const GdrContext& gdr) {
   std::string why;
   const VerbsApi* api = verbsApi(&why);
   if (!api) return InvalidUsage("verbs transport: " + why);
@@ -49,8 +96,11 @@ Result<std::unique_ptr<IbTransport>> IbTransport::create(const std::vector<NetIn
   std::unique_ptr<IbTransport> t(new IbTransport());
   for (const IbPortDesc& p : ports) {
     TUTTI_ASSIGN_OR_RETURN(auto d, IbDevice::open(*api, p, settings));
-    TUTTI_INFO(kSubsysNet, "verbs transport: %s, GID index %d", describePort(p).c_str(), d->gidIndex());
+    TUTTI_ASSIGN_OR_RETURN(GdrChoice g, gdrFor(p, gdr));
+    TUTTI_INFO(kSubsysNet, "verbs transport: %s, GID index %d; GPUDirect RDMA %s (%s)", describePort(p).c_str(),
+               d->gidIndex(), g.use ? "used" : "not used", g.why.c_str());
     t->devices_.push_back(std::move(d));
+    t->gdr_.push_back(g);
   }
   TUTTI_ASSIGN_OR_RETURN(t->listener_, Socket::listen(ifaces.front().address));
   return t;
@@ -60,7 +110,7 @@ Result<std::unique_ptr<RecvConnection>> IbTransport::listen(const ConnectionSpec
                                                             ConnectionHandle* handle) {
   IbDevice& dev = deviceFor(spec);
   TUTTI_ASSIGN_OR_RETURN(auto link, IbLink::create(dev, dev.settings().qps, queueDepth(spec), peerName(spec)));
-  TUTTI_ASSIGN_OR_RETURN(auto ring, RegisteredBuffer::allocate(dev, spec.slotBytes * spec.nslots));
+  TUTTI_ASSIGN_OR_RETURN(auto ring, allocateSlots(spec));
   TUTTI_ASSIGN_OR_RETURN(auto control, RegisteredBuffer::allocate(dev, 2 * sizeof(uint64_t)));
   IbHandle h;
   h.connectionId = spec.connectionId;
@@ -86,7 +136,7 @@ Result<std::unique_ptr<SendConnection>> IbTransport::connect(const ConnectionSpe
   IbDevice& dev = deviceFor(spec);
   TUTTI_ASSIGN_OR_RETURN(auto link, IbLink::create(dev, dev.settings().qps, queueDepth(spec), peerName(spec)));
   TUTTI_RETURN_IF_ERROR(link->connectTo(h.info));
-  TUTTI_ASSIGN_OR_RETURN(auto slots, RegisteredBuffer::allocate(dev, spec.slotBytes * spec.nslots));
+  TUTTI_ASSIGN_OR_RETURN(auto slots, allocateSlots(spec));
   TUTTI_ASSIGN_OR_RETURN(auto credit, RegisteredBuffer::allocate(dev, 2 * sizeof(uint64_t)));
   Hello hello{h.magic, h.connectionId, spec.self->rank, link->localInfo()};
   hello.info.address = reinterpret_cast<uint64_t>(credit.data());

@@ -28,6 +28,16 @@ struct Hello {
 
 }  // namespace
 
+Result<std::unique_ptr<SocketTransport>> SocketTransport::create(const std::vector<NetInterface>& ifaces) {
+  TUTTI_ASSIGN_OR_RETURN(SocketStreams streams, SocketStreams::fromEnv());
+  return create(ifaces, streams);
+}
+
+std::string SocketTransport::settings() const {
+  return std::to_string(streams_.sockets()) +
+         " sockets per connection (TUTTI_NSOCKS_PERTHREAD x TUTTI_SOCKET_NTHREADS)";
+}
+
 Result<std::unique_ptr<SocketTransport>> SocketTransport::create(const std::vector<NetInterface>& ifaces,
                                                                  SocketStreams streams) {
   if (ifaces.empty()) return InvalidArgument("socket transport: no interface to listen on");

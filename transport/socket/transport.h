@@ -18,9 +18,12 @@ namespace tutti {
 
 class SocketTransport final : public Transport {
  public:
+  // With the streams TUTTI_NSOCKS_PERTHREAD and TUTTI_SOCKET_NTHREADS ask for.
+  static Result<std::unique_ptr<SocketTransport>> create(const std::vector<NetInterface>& ifaces);
   static Result<std::unique_ptr<SocketTransport>> create(const std::vector<NetInterface>& ifaces,
-                                                         SocketStreams streams = {});
+                                                         SocketStreams streams);
   const char* name() const override { return "socket"; }
+  std::string settings() const override;
   // Any pair; device calls through slots mapped into the device.
   bool canConnect(const RankInfo&, const RankInfo&, Memory) const override { return true; }
   Result<std::unique_ptr<RecvConnection>> listen(const ConnectionSpec& spec,

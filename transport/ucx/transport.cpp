@@ -49,7 +49,7 @@ Result<std::unique_ptr<UcxTransport>> UcxTransport::createUnconnected(size_t chu
   return t;
 }
 
-Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const AddressSwap& swap, size_t chunkBytes) {
+Result<std::unique_ptr<UcxTransport>> UcxTransport::create(const AllgatherBlobs& swap, size_t chunkBytes) {
   TUTTI_ASSIGN_OR_RETURN(auto t, createUnconnected(chunkBytes));
   auto all = swap(t->workerAddress());
   if (!all.ok()) return all.status().withContext("UCX: swapping worker addresses");

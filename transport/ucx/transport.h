@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "transport/transport.h"
-#include "transport/ucx/address_swap.h"
 
 namespace tutti {
 
@@ -19,7 +18,7 @@ class UcxWorker;
 class UcxTransport final : public Transport {
  public:
   // `chunkBytes`: the largest chunk a connection carries (one slot).
-  static Result<std::unique_ptr<UcxTransport>> create(const AddressSwap& swap, size_t chunkBytes);
+  static Result<std::unique_ptr<UcxTransport>> create(const AllgatherBlobs& swap, size_t chunkBytes);
   // Two steps for callers that swap addresses themselves (tests): create the
   // worker, then hand it every rank's address.
   static Result<std::unique_ptr<UcxTransport>> createUnconnected(size_t chunkBytes);
