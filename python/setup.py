@@ -8,8 +8,9 @@ it the source tree's include/ and build/ are used.
 """
 import os
 
+import torch
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
 
 here = os.path.dirname(os.path.abspath(__file__))
 home = os.environ.get("TUTTI_HOME")
@@ -21,23 +22,30 @@ else:
     library_dir = os.environ.get("TUTTI_BUILD_DIR", os.path.join(here, "..", "build"))
 library_dir = os.path.abspath(library_dir)
 
+# A PyTorch built with CUDA: CUDA tensors go to tutti's stream-ordered device
+# calls (csrc/device_stream.h); without it they are staged through the host.
+with_cuda = torch.version.cuda is not None
+Extension = CUDAExtension if with_cuda else CppExtension
+
 setup(
     name="tutti_torch",
     version="0.1.0",
     description="tutti as a torch.distributed backend",
     packages=["tutti_torch"],
     ext_modules=[
-        CppExtension(
+        Extension(
             "tutti_torch._C",
             # tutti's own in-order worker runs the collectives (libtutti
             # exports only the C API, so its source is compiled in).
             sources=[os.path.join("csrc", f) for f in
-                     ("module.cpp", "process_group_tutti.cpp", "tensor_map.cpp", "tutti_work.cpp")]
+                     ("module.cpp", "process_group_tutti.cpp", "tensor_map.cpp", "tutti_work.cpp",
+                      "device_stream.cpp", "stream_work.cpp")]
             + [os.path.join("..", "src", "common", "serial_worker.cpp")],
             include_dirs=[os.path.abspath(include_dir), os.path.abspath(os.path.join(here, ".."))],
             library_dirs=[library_dir],
             libraries=["tutti"],
             runtime_library_dirs=[library_dir],
+            define_macros=[("TUTTI_TORCH_CUDA", "1")] if with_cuda else [],
             extra_compile_args=["-O2", "-std=c++17", "-Wno-deprecated-declarations"],
         )
     ],

@@ -53,8 +53,10 @@ int rankMain(int rank, int nranks, const tuttiUniqueId& id, size_t bytes, int it
       return 5;
     }
   }
-  if (rank == 0)
+  if (rank == 0) {
     printf("%d %zu %.1f %.3f\n", nranks, bytes, us, 2.0 * (nranks - 1) / nranks * bytes / us / 1e3);
+    fflush(stdout);  // the rank leaves by _exit
+  }
   tuttiCommDestroy(comm);
   return 0;
 }

@@ -4,7 +4,7 @@
 # against commit BEFORE (default ed61192, the last commit with the old
 # DeviceDirect path) and AFTER (default HEAD), each in a git worktree with
 # today's emulated device compiled in (the old tree's runtime interface lacks
-# only registerHost), and runs them alternately, TRIALS times per size.
+# only registerHost; the device's kernels are today's CPU reduction table), and runs them alternately, TRIALS times per size.
 #   bench/before_after/p2p.sh OUT.md [TRIALS] [BEFORE] [AFTER]
 set -euo pipefail
 out=${1:?usage: p2p.sh OUT.md [TRIALS] [BEFORE] [AFTER]}
@@ -12,8 +12,8 @@ trials=${2:-5}
 before=${3:-ed61192}
 after=${4:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-work=$(mktemp -d /tmp/tutti-ab.XXXXXX)
-trap 'git -C "$repo" worktree remove --force "$work/before" 2>/dev/null || true;
+work=${KEEP:-$(mktemp -d /tmp/tutti-ab.XXXXXX)}
+[ -n "${KEEP:-}" ] || trap 'git -C "$repo" worktree remove --force "$work/before" 2>/dev/null || true;
       git -C "$repo" worktree remove --force "$work/after" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 build() {  # build NAME COMMIT
@@ -22,14 +22,16 @@ build() {  # build NAME COMMIT
   cp "$repo/bench/before_after/device_allreduce.cpp" "$tree/ab_driver.cpp"
   if [ ! -f "$tree/src/device/emulated_device.cpp" ]; then
     cp "$repo/src/device/emulated_device.h" "$repo/src/device/emulated_device.cpp" "$tree/src/device/"
+    # and the host kernels' table it reduces with
+    cp "$repo/kernels/cpu/host_reducer.cpp" "$repo/kernels/cpu/reduce_table.h" "$tree/kernels/cpu/"
     sed -i -E 's/(registerHost|unregisterHost)(\(.*\)) override;/\1\2;/' "$tree/src/device/emulated_device.h"
     echo 'target_sources(tutti_static PRIVATE src/device/emulated_device.cpp)' >> "$tree/CMakeLists.txt"
   fi
   echo 'add_executable(ab_driver ab_driver.cpp)
 target_link_libraries(ab_driver PRIVATE tutti_static)' >> "$tree/CMakeLists.txt"
   cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTTI_BUILD_TESTS=OFF \
-    -DTUTTI_BUILD_PYTHON=OFF > "$work/$1.cmake.log"
-  ninja -C "$tree/build" ab_driver > "$work/$1.build.log"
+    -DTUTTI_BUILD_PYTHON=OFF > "$work/$1.cmake.log" 2>&1 || { tail -20 "$work/$1.cmake.log"; exit 1; }
+  ninja -C "$tree/build" ab_driver > "$work/$1.build.log" 2>&1 || { grep -A5 -m3 error "$work/$1.build.log"; exit 1; }
 }
 build before "$before"
 build after "$after"

@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <c10/core/StreamGuard.h>
+
+#include "device_stream.h"
+#include "stream_work.h"
 #include "tensor_map.h"
 #include "tutti_work.h"
 
@@ -45,10 +49,12 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
   config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
   check(tuttiCommInitRankConfig(&comm_, size, id, rank, &config), "tuttiCommInitRankConfig");
   queue_ = std::make_unique<tutti::SerialWorker>();
+  completions_ = std::make_unique<tutti::SerialWorker>();
 }
 
 ProcessGroupTutti::~ProcessGroupTutti() {
   queue_.reset();  // finishes what was issued
+  completions_.reset();
   if (comm_) tuttiCommDestroy(comm_);
 }
 
@@ -68,11 +74,13 @@ void ProcessGroupTutti::check(tuttiResult_t result, const char* call) const {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
                                                           std::vector<at::Tensor> outputs,
-                                                          std::function<void()> body) {
+                                                          const at::Tensor& where,
+                                                          std::function<void(void* stream)> body) {
+  if (where.defined() && where.is_cuda()) return onStream(type, std::move(outputs), where, std::move(body));
   auto work = c10::make_intrusive<TuttiWork>(getRank(), type, std::move(outputs));
   queue_->post([work, body = std::move(body)] {
     try {
-      body();
+      body(nullptr);
       work->complete();
     } catch (...) {
       work->fail(std::current_exception());
@@ -81,11 +89,42 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
   return work;
 }
 
-void ProcessGroupTutti::allreduceHost(const at::Tensor& t, const c10d::ReduceOp& op) {
+// Issued from the queue too, so that tutti sees every call in issue order
+// from one thread, but waited for: tutti queues it on the caller's stream
+// and returns at once. The torch operations around it (copies back, the
+// bitwise fold) go on the same stream.
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::onStream(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                                           const at::Tensor& where,
+                                                           std::function<void(void* stream)> body) {
+  int device = -1;
+  check(tuttiCommCuDevice(comm_, &device), "tuttiCommCuDevice");
+  TORCH_CHECK(device == where.device().index(), "tutti backend, rank ", getRank(), ": a tensor on ",
+              where.device(), " but the communicator was made on device ", device,
+              " (call torch.cuda.set_device before init_process_group)");
+  c10::Stream stream = currentStream(where.device());
+  void* handle = streamHandle(stream);
+  std::exception_ptr error;
+  queue_->post([&] {
+    try {
+      c10::StreamGuard onCallersStream(stream);
+      body(handle);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  queue_->drain();
+  if (error) std::rethrow_exception(error);
+  c10::Event done(where.device().type());
+  done.record(stream);
+  return c10::make_intrusive<StreamWork>(getRank(), type, std::move(outputs), where.device(), std::move(done),
+                                         comm_, *completions_);
+}
+
+void ProcessGroupTutti::allreduceIn(const at::Tensor& t, const c10d::ReduceOp& op, void* stream) {
   if (isBitwise(op)) {
     // tutti has no bitwise ops: gather every rank's tensor and fold it here.
     at::Tensor all = at::empty({getSize(), t.numel()}, t.options());
-    check(tuttiAllGather(data(t), data(all), count(t), tuttiType(t.scalar_type()), comm_, nullptr),
+    check(tuttiAllGather(data(t), data(all), count(t), tuttiType(t.scalar_type()), comm_, stream),
           "tuttiAllGather");
     at::Tensor acc = all[0].clone();
     for (int r = 1; r < getSize(); ++r) {
@@ -103,17 +142,17 @@ void ProcessGroupTutti::allreduceHost(const at::Tensor& t, const c10d::ReduceOp&
   } else {
     top = tuttiOp(op, t.scalar_type());
   }
-  check(tuttiAllReduce(data(t), data(t), count(t), tuttiType(t.scalar_type()), top, comm_, nullptr),
+  check(tuttiAllReduce(data(t), data(t), count(t), tuttiType(t.scalar_type()), top, comm_, stream),
         "tuttiAllReduce");
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce(std::vector<at::Tensor>& tensors,
                                                             const c10d::AllreduceOptions& opts) {
   Staged s = stage(onlyTensor(tensors, "allreduce"));
-  tuttiType(s.host.scalar_type());  // refuse unsupported types at the call
+  tuttiType(s.buffer.scalar_type());  // refuse unsupported types at the call
   auto op = opts.reduceOp;
-  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, s, op] {
-    allreduceHost(s.host, op);
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, s.buffer, [this, s, op](void* stream) {
+    allreduceIn(s.buffer, op, stream);
     unstage(s);
   });
 }
@@ -121,10 +160,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce(std::vector<at::Tens
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::broadcast(std::vector<at::Tensor>& tensors,
                                                             const c10d::BroadcastOptions& opts) {
   Staged s = stage(onlyTensor(tensors, "broadcast"));
-  auto type = tuttiType(s.host.scalar_type());
+  auto type = tuttiType(s.buffer.scalar_type());
   int root = static_cast<int>(opts.rootRank);
-  return enqueue(c10d::OpType::BROADCAST, tensors, [this, s, type, root] {
-    check(tuttiBroadcast(data(s.host), data(s.host), count(s.host), type, root, comm_, nullptr),
+  return enqueue(c10d::OpType::BROADCAST, tensors, s.buffer, [this, s, type, root](void* stream) {
+    check(tuttiBroadcast(data(s.buffer), data(s.buffer), count(s.buffer), type, root, comm_, stream),
           "tuttiBroadcast");
     unstage(s);
   });
@@ -133,11 +172,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::broadcast(std::vector<at::Tens
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce(std::vector<at::Tensor>& tensors,
                                                          const c10d::ReduceOptions& opts) {
   Staged s = stage(onlyTensor(tensors, "reduce"));
-  auto type = tuttiType(s.host.scalar_type());
-  auto op = tuttiOp(opts.reduceOp, s.host.scalar_type());
+  auto type = tuttiType(s.buffer.scalar_type());
+  auto op = tuttiOp(opts.reduceOp, s.buffer.scalar_type());
   int root = static_cast<int>(opts.rootRank);
-  return enqueue(c10d::OpType::REDUCE, tensors, [this, s, type, op, root] {
-    check(tuttiReduce(data(s.host), data(s.host), count(s.host), type, op, root, comm_, nullptr),
+  return enqueue(c10d::OpType::REDUCE, tensors, s.buffer, [this, s, type, op, root](void* stream) {
+    check(tuttiReduce(data(s.buffer), data(s.buffer), count(s.buffer), type, op, root, comm_, stream),
           "tuttiReduce");
     if (getRank() == root) unstage(s);
   });
@@ -150,13 +189,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather(
   TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
               "tutti backend: allgather needs one list of ", getSize(), " output tensors");
   for (const auto& o : outputs[0])
-    TORCH_CHECK(o.numel() == in.host.numel() && o.scalar_type() == in.host.scalar_type(),
+    TORCH_CHECK(o.numel() == in.buffer.numel() && o.scalar_type() == in.buffer.scalar_type(),
                 "tutti backend: allgather's output tensors must match the input's size and type");
-  auto type = tuttiType(in.host.scalar_type());
+  auto type = tuttiType(in.buffer.scalar_type());
   std::vector<at::Tensor> outs = outputs[0];
-  return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, type, outs] {
-    at::Tensor flat = at::empty({getSize(), in.host.numel()}, in.host.options());
-    check(tuttiAllGather(data(in.host), data(flat), count(in.host), type, comm_, nullptr),
+  return enqueue(c10d::OpType::ALLGATHER, outs, in.buffer, [this, in, type, outs](void* stream) {
+    at::Tensor flat = at::empty({getSize(), in.buffer.numel()}, in.buffer.options());
+    check(tuttiAllGather(data(in.buffer), data(flat), count(in.buffer), type, comm_, stream),
           "tuttiAllGather");
     for (int r = 0; r < getSize(); ++r) outs[r].copy_(flat[r].view(outs[r].sizes()));
   });
@@ -166,11 +205,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::_allgather_base(at::Tensor& ou
                                                                   at::Tensor& input,
                                                                   const c10d::AllgatherOptions&) {
   Staged in = stage(input), out = stage(output);
-  TORCH_CHECK(out.host.numel() == in.host.numel() * getSize(),
+  TORCH_CHECK(out.buffer.numel() == in.buffer.numel() * getSize(),
               "tutti backend: _allgather_base's output must hold world_size x the input");
-  auto type = tuttiType(in.host.scalar_type());
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, in, out, type] {
-    check(tuttiAllGather(data(in.host), data(out.host), count(in.host), type, comm_, nullptr),
+  auto type = tuttiType(in.buffer.scalar_type());
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, in.buffer, [this, in, out, type](void* stream) {
+    check(tuttiAllGather(data(in.buffer), data(out.buffer), count(in.buffer), type, comm_, stream),
           "tuttiAllGather");
     unstage(out);
   });
@@ -184,14 +223,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce_scatter(
               "tutti backend: reduce_scatter needs one list of ", getSize(), " input tensors");
   std::vector<at::Tensor> flat;
   for (const auto& t : inputs[0]) {
-    TORCH_CHECK(t.numel() == out.host.numel(), "tutti backend: reduce_scatter's inputs must match the output's size");
-    flat.push_back(t.to(at::kCPU).reshape(-1));
+    TORCH_CHECK(t.numel() == out.buffer.numel(), "tutti backend: reduce_scatter's inputs must match the output's size");
+    flat.push_back(placed(t).reshape(-1));
   }
   at::Tensor in = at::cat(flat);
-  auto type = tuttiType(out.host.scalar_type());
-  auto op = tuttiOp(opts.reduceOp, out.host.scalar_type());
-  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, in, out, type, op] {
-    check(tuttiReduceScatter(data(in), data(out.host), count(out.host), type, op, comm_, nullptr),
+  auto type = tuttiType(out.buffer.scalar_type());
+  auto op = tuttiOp(opts.reduceOp, out.buffer.scalar_type());
+  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, out.buffer, [this, in, out, type, op](void* stream) {
+    check(tuttiReduceScatter(data(in), data(out.buffer), count(out.buffer), type, op, comm_, stream),
           "tuttiReduceScatter");
     unstage(out);
   });
@@ -200,12 +239,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce_scatter(
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
   Staged in = stage(input), out = stage(output);
-  TORCH_CHECK(in.host.numel() == out.host.numel() * getSize(),
+  TORCH_CHECK(in.buffer.numel() == out.buffer.numel() * getSize(),
               "tutti backend: _reduce_scatter_base's input must hold world_size x the output");
-  auto type = tuttiType(out.host.scalar_type());
-  auto op = tuttiOp(opts.reduceOp, out.host.scalar_type());
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, in, out, type, op] {
-    check(tuttiReduceScatter(data(in.host), data(out.host), count(out.host), type, op, comm_, nullptr),
+  auto type = tuttiType(out.buffer.scalar_type());
+  auto op = tuttiOp(opts.reduceOp, out.buffer.scalar_type());
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, out.buffer, [this, in, out, type, op](void* stream) {
+    check(tuttiReduceScatter(data(in.buffer), data(out.buffer), count(out.buffer), type, op, comm_, stream),
           "tuttiReduceScatter");
     unstage(out);
   });
@@ -233,17 +272,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall_base(at::Tensor& outp
     }
     return counts;
   };
-  auto sendCounts = elementsPer(in.host, inputSplits, "input");
-  auto recvCounts = elementsPer(out.host, outputSplits, "output");
-  auto type = tuttiType(in.host.scalar_type());
-  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, in, out, type, sendCounts, recvCounts] {
-    size_t es = in.host.element_size(), sendAt = 0, recvAt = 0;
-    auto* src = static_cast<const char*>(data(in.host));
-    auto* dst = static_cast<char*>(data(out.host));
+  auto sendCounts = elementsPer(in.buffer, inputSplits, "input");
+  auto recvCounts = elementsPer(out.buffer, outputSplits, "output");
+  auto type = tuttiType(in.buffer.scalar_type());
+  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, in.buffer, [this, in, out, type, sendCounts, recvCounts](void* stream) {
+    size_t es = in.buffer.element_size(), sendAt = 0, recvAt = 0;
+    auto* src = static_cast<const char*>(data(in.buffer));
+    auto* dst = static_cast<char*>(data(out.buffer));
     tuttiGroupStart();
     for (int p = 0; p < getSize(); ++p) {
-      tuttiSend(src + sendAt * es, sendCounts[p], type, p, comm_, nullptr);
-      tuttiRecv(dst + recvAt * es, recvCounts[p], type, p, comm_, nullptr);
+      tuttiSend(src + sendAt * es, sendCounts[p], type, p, comm_, stream);
+      tuttiRecv(dst + recvAt * es, recvCounts[p], type, p, comm_, stream);
       sendAt += sendCounts[p];
       recvAt += recvCounts[p];
     }
@@ -261,13 +300,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall(std::vector<at::Tenso
   for (size_t p = 0; p < inputs.size(); ++p) {
     ins.push_back(stage(inputs[p]));
     outs.push_back(stage(outputs[p]));
-    tuttiType(ins.back().host.scalar_type());
+    tuttiType(ins.back().buffer.scalar_type());
   }
-  return enqueue(c10d::OpType::ALLTOALL, outputs, [this, ins, outs] {
+  return enqueue(c10d::OpType::ALLTOALL, outputs, ins[0].buffer, [this, ins, outs](void* stream) {
     tuttiGroupStart();
     for (int p = 0; p < getSize(); ++p) {
-      tuttiSend(data(ins[p].host), count(ins[p].host), tuttiType(ins[p].host.scalar_type()), p, comm_, nullptr);
-      tuttiRecv(data(outs[p].host), count(outs[p].host), tuttiType(outs[p].host.scalar_type()), p, comm_, nullptr);
+      tuttiSend(data(ins[p].buffer), count(ins[p].buffer), tuttiType(ins[p].buffer.scalar_type()), p, comm_, stream);
+      tuttiRecv(data(outs[p].buffer), count(outs[p].buffer), tuttiType(outs[p].buffer.scalar_type()), p, comm_, stream);
     }
     check(tuttiGroupEnd(), "tuttiGroupEnd (all-to-all)");
     for (const auto& o : outs) unstage(o);
@@ -275,24 +314,24 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall(std::vector<at::Tenso
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::barrier(const c10d::BarrierOptions&) {
-  return enqueue(c10d::OpType::BARRIER, {}, [this] { check(tuttiBarrier(comm_, nullptr), "tuttiBarrier"); });
+  return enqueue(c10d::OpType::BARRIER, {}, at::Tensor(), [this](void*) { check(tuttiBarrier(comm_, nullptr), "tuttiBarrier"); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::send(std::vector<at::Tensor>& tensors, int dstRank,
                                                        int /*tag: tutti orders each pair's messages*/) {
   Staged s = stage(onlyTensor(tensors, "send"));
-  auto type = tuttiType(s.host.scalar_type());
-  return enqueue(c10d::OpType::SEND, tensors, [this, s, type, dstRank] {
-    check(tuttiSend(data(s.host), count(s.host), type, dstRank, comm_, nullptr), "tuttiSend");
+  auto type = tuttiType(s.buffer.scalar_type());
+  return enqueue(c10d::OpType::SEND, tensors, s.buffer, [this, s, type, dstRank](void* stream) {
+    check(tuttiSend(data(s.buffer), count(s.buffer), type, dstRank, comm_, stream), "tuttiSend");
   });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recv(std::vector<at::Tensor>& tensors, int srcRank,
                                                        int /*tag*/) {
   Staged s = stage(onlyTensor(tensors, "recv"));
-  auto type = tuttiType(s.host.scalar_type());
-  return enqueue(c10d::OpType::RECV, tensors, [this, s, type, srcRank] {
-    check(tuttiRecv(data(s.host), count(s.host), type, srcRank, comm_, nullptr), "tuttiRecv");
+  auto type = tuttiType(s.buffer.scalar_type());
+  return enqueue(c10d::OpType::RECV, tensors, s.buffer, [this, s, type, srcRank](void* stream) {
+    check(tuttiRecv(data(s.buffer), count(s.buffer), type, srcRank, comm_, stream), "tuttiRecv");
     unstage(s);
   });
 }

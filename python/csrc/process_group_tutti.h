@@ -1,6 +1,8 @@
 // The "tutti" backend of torch.distributed: a c10d process group whose
 // collectives run on one tutti communicator, in issue order, on a background
-// thread, and complete their Work's Future with the output tensors.
+// thread, and complete their Work's Future with the output tensors. Calls on
+// CUDA tensors are tutti's stream-ordered device calls on the caller's
+// current stream (device_stream.h, stream_work.h).
 //
 // PyTorch 1.x backends derive from c10d::ProcessGroup, 2.x from c10d::Backend;
 // the collective signatures are the same in both.
@@ -75,18 +77,23 @@ class ProcessGroupTutti : public GroupBase {
 
  private:
   // Runs `body` on the background queue; the Work completes with `outputs`
-  // after it, or fails with what it threw.
+  // after it, or fails with what it threw. Where `where` is a CUDA tensor,
+  // the body gets the caller's stream instead (onStream); else nullptr.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
-                                         std::function<void()> body);
+                                         const at::Tensor& where, std::function<void(void* stream)> body);
+  c10::intrusive_ptr<c10d::Work> onStream(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                          const at::Tensor& where, std::function<void(void* stream)> body);
   // Throws with tutti's message when a call failed.
   void check(tuttiResult_t result, const char* call) const;
-  void allreduceHost(const at::Tensor& tensor, const c10d::ReduceOp& op);
+  void allreduceIn(const at::Tensor& tensor, const c10d::ReduceOp& op, void* stream);
 
   tuttiComm_t comm_ = nullptr;
   // Runs collectives in issue order: every rank issues them in the same
   // order, so one after another can never cross two calls. Stopped before
   // comm_ is destroyed.
   std::unique_ptr<tutti::SerialWorker> queue_;
+  // Completes the futures of calls on CUDA tensors once their events are done.
+  std::unique_ptr<tutti::SerialWorker> completions_;
 };
 
 }  // namespace tutti_torch

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "device_stream.h"
+
 namespace tutti_torch {
 
 tuttiDataType_t tuttiType(at::ScalarType type) {
@@ -39,15 +41,16 @@ tuttiRedOp_t tuttiOp(const c10d::ReduceOp& op, at::ScalarType type) {
   }
 }
 
-Staged stage(const at::Tensor& tensor) {
-  Staged s{tensor, tensor};
-  if (!tensor.is_cpu()) s.host = tensor.to(at::kCPU);
-  if (!s.host.is_contiguous()) s.host = s.host.contiguous();
-  return s;
+at::Tensor placed(const at::Tensor& tensor) {
+  at::Tensor t = tensor;
+  if (!t.is_cpu() && !(t.is_cuda() && deviceCallsBuilt())) t = t.to(at::kCPU);
+  return t.is_contiguous() ? t : t.contiguous();
 }
 
+Staged stage(const at::Tensor& tensor) { return Staged{tensor, placed(tensor)}; }
+
 void unstage(const Staged& staged) {
-  if (!staged.host.is_same(staged.user)) staged.user.copy_(staged.host);
+  if (!staged.buffer.is_same(staged.user)) staged.user.copy_(staged.buffer);
 }
 
 const at::Tensor& onlyTensor(const std::vector<at::Tensor>& tensors, const char* call) {

@@ -1,6 +1,7 @@
 // How tensors meet tutti: dtypes and ops mapped to tutti's, and tensors that
-// tutti cannot read in place (CUDA, or not contiguous) staged through a
-// contiguous host copy.
+// tutti cannot read in place made contiguous: CUDA tensors stay on their
+// device (device_stream.h) where this build has CUDA, and are staged through
+// a host copy where it has not.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -19,15 +20,19 @@ tuttiDataType_t tuttiType(at::ScalarType type);
 tuttiRedOp_t tuttiOp(const c10d::ReduceOp& op, at::ScalarType type);
 bool isBitwise(const c10d::ReduceOp& op);
 
-// A host, contiguous view of a user tensor; `host` is the tensor itself when
-// it already is one.
+// Where tutti reads a tensor: the tensor itself when it is contiguous and
+// tutti can reach its memory, else a contiguous copy (on its device, or on
+// the host).
+at::Tensor placed(const at::Tensor& tensor);
+
+// A user tensor and the buffer tutti reads and writes for it.
 struct Staged {
   at::Tensor user;
-  at::Tensor host;
+  at::Tensor buffer;
 };
-// Copies in the caller's thread: a CUDA tensor is read on its current stream.
+// Copies in the caller's thread, on the current stream.
 Staged stage(const at::Tensor& tensor);
-// Copies the host result back when it was a copy.
+// Copies the result back when it was a copy.
 void unstage(const Staged& staged);
 
 // The one tensor of a single-device call.
