@@ -161,7 +161,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::broadcast(std::vector<at::Tens
                                                             const c10d::BroadcastOptions& opts) {
   Staged s = stage(onlyTensor(tensors, "broadcast"));
   auto type = tuttiType(s.buffer.scalar_type());
-  int root = static_cast<int>(opts.rootRank);
+  int root = rootOf(opts.rootRank, "broadcast");
   return enqueue(c10d::OpType::BROADCAST, tensors, s.buffer, [this, s, type, root](void* stream) {
     check(tuttiBroadcast(data(s.buffer), data(s.buffer), count(s.buffer), type, root, comm_, stream),
           "tuttiBroadcast");
@@ -174,7 +174,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce(std::vector<at::Tensor>
   Staged s = stage(onlyTensor(tensors, "reduce"));
   auto type = tuttiType(s.buffer.scalar_type());
   auto op = tuttiOp(opts.reduceOp, s.buffer.scalar_type());
-  int root = static_cast<int>(opts.rootRank);
+  int root = rootOf(opts.rootRank, "reduce");
   return enqueue(c10d::OpType::REDUCE, tensors, s.buffer, [this, s, type, op, root](void* stream) {
     check(tuttiReduce(data(s.buffer), data(s.buffer), count(s.buffer), type, op, root, comm_, stream),
           "tuttiReduce");
@@ -310,6 +310,76 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall(std::vector<at::Tenso
     }
     check(tuttiGroupEnd(), "tuttiGroupEnd (all-to-all)");
     for (const auto& o : outs) unstage(o);
+  });
+}
+
+int ProcessGroupTutti::rootOf(int64_t root, const char* call) const {
+  TORCH_CHECK(root >= 0 && root < getSize(), "tutti backend, rank ", getRank(), ": ", call, "'s root ", root,
+              " is not a rank of this group of ", getSize());
+  return static_cast<int>(root);
+}
+
+// Gather and scatter are point-to-point calls in one group, as NCCL's
+// backend makes them: the root receives from (sends to) every rank, itself
+// included.
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                         std::vector<at::Tensor>& inputs,
+                                                         const c10d::GatherOptions& opts) {
+  Staged in = stage(onlyTensor(inputs, "gather"));
+  const int root = rootOf(opts.rootRank, "gather");
+  const bool isRoot = getRank() == root;
+  std::vector<Staged> outs;
+  if (isRoot) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
+                "tutti backend: gather needs one list of ", getSize(), " output tensors on the root");
+    for (const auto& o : outputs[0]) {
+      TORCH_CHECK(o.numel() == in.buffer.numel() && o.scalar_type() == in.buffer.scalar_type(),
+                  "tutti backend: gather's output tensors must match the input's size and type");
+      outs.push_back(stage(o));
+    }
+  } else {
+    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
+                "tutti backend: gather takes output tensors only on the root (rank ", root, ")");
+  }
+  auto type = tuttiType(in.buffer.scalar_type());
+  std::vector<at::Tensor> result = isRoot ? outputs[0] : std::vector<at::Tensor>{};
+  return enqueue(c10d::OpType::GATHER, result, in.buffer, [this, in, outs, type, root](void* stream) {
+    tuttiGroupStart();
+    for (int p = 0; p < static_cast<int>(outs.size()); ++p)
+      tuttiRecv(data(outs[p].buffer), count(outs[p].buffer), type, p, comm_, stream);
+    tuttiSend(data(in.buffer), count(in.buffer), type, root, comm_, stream);
+    check(tuttiGroupEnd(), "tuttiGroupEnd (gather)");
+    for (const auto& o : outs) unstage(o);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::scatter(std::vector<at::Tensor>& outputs,
+                                                          std::vector<std::vector<at::Tensor>>& inputs,
+                                                          const c10d::ScatterOptions& opts) {
+  Staged out = stage(onlyTensor(outputs, "scatter"));
+  const int root = rootOf(opts.rootRank, "scatter");
+  const bool isRoot = getRank() == root;
+  std::vector<Staged> ins;
+  if (isRoot) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
+                "tutti backend: scatter needs one list of ", getSize(), " input tensors on the root");
+    for (const auto& i : inputs[0]) {
+      TORCH_CHECK(i.numel() == out.buffer.numel() && i.scalar_type() == out.buffer.scalar_type(),
+                  "tutti backend: scatter's input tensors must match the output's size and type");
+      ins.push_back(stage(i));
+    }
+  } else {
+    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
+                "tutti backend: scatter takes input tensors only on the root (rank ", root, ")");
+  }
+  auto type = tuttiType(out.buffer.scalar_type());
+  return enqueue(c10d::OpType::SCATTER, outputs, out.buffer, [this, ins, out, type, root](void* stream) {
+    tuttiGroupStart();
+    for (int p = 0; p < static_cast<int>(ins.size()); ++p)
+      tuttiSend(data(ins[p].buffer), count(ins[p].buffer), type, p, comm_, stream);
+    tuttiRecv(data(out.buffer), count(out.buffer), type, root, comm_, stream);
+    check(tuttiGroupEnd(), "tuttiGroupEnd (scatter)");
+    unstage(out);
   });
 }
 

@@ -69,6 +69,12 @@ class ProcessGroupTutti : public GroupBase {
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
                                           std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
                                       int tag) override;
@@ -83,6 +89,8 @@ class ProcessGroupTutti : public GroupBase {
                                          const at::Tensor& where, std::function<void(void* stream)> body);
   c10::intrusive_ptr<c10d::Work> onStream(c10d::OpType type, std::vector<at::Tensor> outputs,
                                           const at::Tensor& where, std::function<void(void* stream)> body);
+  // The root of a rooted call, checked against the group's size.
+  int rootOf(int64_t root, const char* call) const;
   // Throws with tutti's message when a call failed.
   void check(tuttiResult_t result, const char* call) const;
   void allreduceIn(const at::Tensor& tensor, const c10d::ReduceOp& op, void* stream);

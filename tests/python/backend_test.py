@@ -1,7 +1,7 @@
 """The "tutti" torch.distributed backend against gloo, in the same processes.
 
 Run under torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
-every collective, dtype and op on tutti is compared element by element with
+every collective (gather and scatter too), dtype and op on tutti is compared element by element with
 the same call on a gloo group (or, where gloo lacks the call, its gloo
 equivalent); DDP trains the same model on both and the losses and final
 parameters must agree; new_group over a subset of ranks works.
@@ -120,6 +120,27 @@ def check_gathers_and_broadcasts(gloo, rank, world):
                     compare(f"reduce {name} {dtype} x{n}", got_r, want_r)
 
 
+def check_gather_scatter(gloo, rank, world):
+    """gather and scatter to and from every root, against gloo's."""
+    for dtype in [torch.float32, torch.float64, torch.int64, torch.uint8]:  # gloo gathers no bfloat16
+        for n in [1, 7, 65537]:
+            for root in range(world):
+                t = sample(dtype, n, 11 * rank + n + root)
+                want = [torch.empty_like(t) for _ in range(world)] if rank == root else None
+                dist.gather(t, want, dst=root, group=gloo)
+                got = [torch.full_like(t, 3) for _ in range(world)] if rank == root else None
+                dist.gather(t, got, dst=root)
+                if rank == root:
+                    for r in range(world):
+                        compare(f"gather {dtype} x{n} to {root} from {r}", got[r], want[r])
+                pieces = [sample(dtype, n, 13 * r + n + root) for r in range(world)] if rank == root else None
+                want_s = torch.empty_like(t)
+                dist.scatter(want_s, pieces, src=root, group=gloo)
+                got_s = torch.full_like(t, 3)
+                dist.scatter(got_s, pieces, src=root)
+                compare(f"scatter {dtype} x{n} from {root}", got_s, want_s)
+
+
 def check_reduce_scatter(gloo, rank, world):
     # gloo has no reduce-scatter: the reference is its all-reduce, sliced.
     for dtype in [torch.float32, torch.int32, torch.bfloat16]:
@@ -228,6 +249,7 @@ def main():
     check_allreduce(gloo, rank)
     check_async_future(gloo, rank)
     check_gathers_and_broadcasts(gloo, rank, world)
+    check_gather_scatter(gloo, rank, world)
     check_reduce_scatter(gloo, rank, world)
     check_alltoall(gloo, rank, world)
     check_send_recv(gloo, rank, world)

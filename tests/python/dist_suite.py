@@ -1,0 +1,86 @@
+"""PyTorch's own backend test suite (`DistributedTest._DistTestBase`, which
+upstream drives from test/distributed/test_distributed_spawn.py; Debian does
+not ship that driver) run on one backend, as a PyTorch developer would.
+
+    BACKEND=tutti WORLD_SIZE=2 python3 tests/python/dist_suite.py [--json OUT] [-k NAME]
+
+PyTorch's skip decorators name gloo where they mean "a backend for CPU
+tensors" (`BACKEND != "gloo"`, `BACKEND == "gloo"`); for "tutti" they are read
+as for gloo, so both run the same tests. What PyTorch itself refuses to any
+backend but gloo is left as it is and shows up as a difference
+(tests/python/compare_suite.sh lists them). Each process imports tutti_torch,
+which registers "tutti".
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import types
+import unittest
+
+BACKEND = os.environ.setdefault("BACKEND", "tutti")
+os.environ.setdefault("WORLD_SIZE", "2")
+os.environ.setdefault("TEMP_DIR", tempfile.mkdtemp(prefix="tutti-dist-suite-"))
+os.environ.setdefault("TUTTI_SOCKET_IFNAME", "lo")
+os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+import torch.testing._internal.distributed.distributed_test as upstream  # noqa: E402
+
+if BACKEND == "tutti":
+    import tutti_torch  # noqa: F401,E402  (registers the backend)
+
+
+def _suite_module():
+    """distributed_test.py with its gloo checks also true for tutti."""
+    source = open(upstream.__file__).read()
+    if BACKEND == "tutti":
+        source = re.sub(r'BACKEND\s*!=\s*"gloo"', 'BACKEND not in ("gloo", "tutti")', source)
+        source = re.sub(r'BACKEND\s*==\s*"gloo"', 'BACKEND in ("gloo", "tutti")', source)
+    module = types.ModuleType("tutti_dist_suite_upstream")
+    module.__file__ = upstream.__file__
+    sys.modules[module.__name__] = module
+    exec(compile(source, upstream.__file__, "exec"), module.__dict__)
+    return module
+
+
+suite = _suite_module()
+
+
+class TestDistBackendWithSpawn(suite.TestDistBackend, suite.DistributedTest._DistTestBase):
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", help="write each test's outcome here")
+    parser.add_argument("-k", action="append", default=[], help="only tests whose name contains this")
+    args = parser.parse_args()
+    loader = unittest.TestLoader()
+    tests = loader.loadTestsFromTestCase(TestDistBackendWithSpawn)
+    if args.k:
+        tests = unittest.TestSuite(t for t in tests if any(k in t.id() for k in args.k))
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stderr).run(tests)
+    outcome = {}
+    for t in tests:
+        outcome[t.id().rsplit(".", 1)[-1]] = "passed"
+    for kind, items in (("failed", result.failures), ("error", result.errors),
+                        ("skipped", result.skipped), ("passed", result.expectedFailures)):
+        for t, _ in items:
+            outcome[t.id().rsplit(".", 1)[-1]] = kind
+    counts = {k: sum(1 for v in outcome.values() if v == k) for k in ("passed", "failed", "error", "skipped")}
+    print(f"{BACKEND} with {os.environ['WORLD_SIZE']} processes: " +
+          ", ".join(f"{v} {k}" for k, v in counts.items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"backend": BACKEND, "world_size": os.environ["WORLD_SIZE"],
+                       "torch": torch.__version__, "outcome": outcome}, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()
