@@ -319,6 +319,26 @@ int ProcessGroupTutti::rootOf(int64_t root, const char* call) const {
   return static_cast<int>(root);
 }
 
+// The root's list of one tensor per rank, each like `like`; nothing on the others.
+std::vector<Staged> ProcessGroupTutti::stageRootList(const std::vector<std::vector<at::Tensor>>& lists,
+                                                     const at::Tensor& like, bool isRoot, const char* call,
+                                                     const char* which) const {
+  std::vector<Staged> staged;
+  if (!isRoot) {
+    TORCH_CHECK(lists.empty() || (lists.size() == 1 && lists[0].empty()), "tutti backend, rank ", getRank(),
+                ": ", call, " takes ", which, " tensors only on the root");
+    return staged;
+  }
+  TORCH_CHECK(lists.size() == 1 && static_cast<int>(lists[0].size()) == getSize(), "tutti backend: ", call,
+              " needs one list of ", getSize(), " ", which, " tensors on the root");
+  for (const auto& t : lists[0]) {
+    TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), "tutti backend: ", call,
+                "'s ", which, " tensors must match the other side's size and type");
+    staged.push_back(stage(t));
+  }
+  return staged;
+}
+
 // Gather and scatter are point-to-point calls in one group, as NCCL's
 // backend makes them: the root receives from (sends to) every rank, itself
 // included.
@@ -328,19 +348,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::gather(std::vector<std::vector
   Staged in = stage(onlyTensor(inputs, "gather"));
   const int root = rootOf(opts.rootRank, "gather");
   const bool isRoot = getRank() == root;
-  std::vector<Staged> outs;
-  if (isRoot) {
-    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
-                "tutti backend: gather needs one list of ", getSize(), " output tensors on the root");
-    for (const auto& o : outputs[0]) {
-      TORCH_CHECK(o.numel() == in.buffer.numel() && o.scalar_type() == in.buffer.scalar_type(),
-                  "tutti backend: gather's output tensors must match the input's size and type");
-      outs.push_back(stage(o));
-    }
-  } else {
-    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
-                "tutti backend: gather takes output tensors only on the root (rank ", root, ")");
-  }
+  std::vector<Staged> outs = stageRootList(outputs, in.buffer, isRoot, "gather", "output");
   auto type = tuttiType(in.buffer.scalar_type());
   std::vector<at::Tensor> result = isRoot ? outputs[0] : std::vector<at::Tensor>{};
   return enqueue(c10d::OpType::GATHER, result, in.buffer, [this, in, outs, type, root](void* stream) {
@@ -359,19 +367,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::scatter(std::vector<at::Tensor
   Staged out = stage(onlyTensor(outputs, "scatter"));
   const int root = rootOf(opts.rootRank, "scatter");
   const bool isRoot = getRank() == root;
-  std::vector<Staged> ins;
-  if (isRoot) {
-    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
-                "tutti backend: scatter needs one list of ", getSize(), " input tensors on the root");
-    for (const auto& i : inputs[0]) {
-      TORCH_CHECK(i.numel() == out.buffer.numel() && i.scalar_type() == out.buffer.scalar_type(),
-                  "tutti backend: scatter's input tensors must match the output's size and type");
-      ins.push_back(stage(i));
-    }
-  } else {
-    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
-                "tutti backend: scatter takes input tensors only on the root (rank ", root, ")");
-  }
+  std::vector<Staged> ins = stageRootList(inputs, out.buffer, isRoot, "scatter", "input");
   auto type = tuttiType(out.buffer.scalar_type());
   return enqueue(c10d::OpType::SCATTER, outputs, out.buffer, [this, ins, out, type, root](void* stream) {
     tuttiGroupStart();

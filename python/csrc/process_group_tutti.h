@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "src/common/serial_worker.h"
+#include "tensor_map.h"
 #include "tutti/tutti.h"
 
 namespace tutti_torch {
@@ -89,6 +90,9 @@ class ProcessGroupTutti : public GroupBase {
                                          const at::Tensor& where, std::function<void(void* stream)> body);
   c10::intrusive_ptr<c10d::Work> onStream(c10d::OpType type, std::vector<at::Tensor> outputs,
                                           const at::Tensor& where, std::function<void(void* stream)> body);
+  std::vector<Staged> stageRootList(const std::vector<std::vector<at::Tensor>>& lists,
+                                           const at::Tensor& like, bool isRoot, const char* call,
+                                           const char* which) const;
   // The root of a rooted call, checked against the group's size.
   int rootOf(int64_t root, const char* call) const;
   // Throws with tutti's message when a call failed.

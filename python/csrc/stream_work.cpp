@@ -9,6 +9,16 @@
 
 namespace tutti_torch {
 
+// The communicator's asynchronous error as an exception naming the rank, or nullptr.
+static std::exception_ptr asyncErrorOf(tuttiComm_t comm, int rank) {
+  tuttiResult_t async = tuttiSuccess;
+  if (tuttiCommGetAsyncError(comm, &async) != tuttiSuccess || async == tuttiSuccess || async == tuttiInProgress)
+    return nullptr;
+  return std::make_exception_ptr(std::runtime_error(std::string("tutti backend, rank ") + std::to_string(rank) +
+                                                    ": a call on CUDA tensors failed (" +
+                                                    tuttiGetErrorString(async) + "): " + tuttiGetLastError(comm)));
+}
+
 StreamWork::StreamWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, c10::Device device,
                        c10::Event event, tuttiComm_t comm, tutti::SerialWorker& completions)
     : c10d::Work(rank, type),
@@ -23,25 +33,14 @@ StreamWork::StreamWork(int rank, c10d::OpType type, std::vector<at::Tensor> outp
   auto future = future_;
   auto event_ptr = event_;
   auto outs = outputs_;
-  completions.post([future, event_ptr, outs, comm] {
+  completions.post([future, event_ptr, outs, comm, rank] {
     while (!event_ptr->query()) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    tuttiResult_t async = tuttiSuccess;
-    if (tuttiCommGetAsyncError(comm, &async) == tuttiSuccess && async != tuttiSuccess && async != tuttiInProgress)
-      future->setError(std::make_exception_ptr(std::runtime_error(
-          std::string("tutti backend: a call on CUDA tensors failed: ") + tuttiGetLastError(comm))));
-    else
-      future->markCompleted(c10::IValue(outs));
+    if (auto error = asyncErrorOf(comm, rank)) future->setError(error);
+    else future->markCompleted(c10::IValue(outs));
   });
 }
 
-std::exception_ptr StreamWork::asyncError() const {
-  tuttiResult_t async = tuttiSuccess;
-  if (tuttiCommGetAsyncError(comm_, &async) != tuttiSuccess || async == tuttiSuccess || async == tuttiInProgress)
-    return nullptr;
-  return std::make_exception_ptr(std::runtime_error(std::string("tutti backend, rank ") +
-                                                    std::to_string(rank_) + ": a call on CUDA tensors failed (" +
-                                                    tuttiGetErrorString(async) + "): " + tuttiGetLastError(comm_)));
-}
+std::exception_ptr StreamWork::asyncError() const { return asyncErrorOf(comm_, rank_); }
 
 bool StreamWork::isCompleted() { return event_->query(); }
 
