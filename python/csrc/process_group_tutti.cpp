@@ -9,6 +9,7 @@
 #include <c10/core/StreamGuard.h>
 
 #include "device_stream.h"
+#include "point_to_point.h"
 #include "stream_work.h"
 #include "tensor_map.h"
 #include "tutti_work.h"
@@ -29,11 +30,19 @@ double premulFactor(const c10d::ReduceOp& op) {
   return s->tensor_factors.empty() ? s->double_factor : s->tensor_factors[0].item<double>();
 }
 
+// The tutti op for a reduction of `input`: PREMUL_SUM (FSDP's gradient
+// scaling) scales a copy of the input and sums it.
+tuttiRedOp_t reductionOf(const c10d::ReduceOp& op, at::Tensor* input) {
+  if (op != c10d::ReduceOp::PREMUL_SUM) return tuttiOp(op, input->scalar_type());
+  *input = *input * premulFactor(op);
+  return tuttiSum;
+}
+
 }  // namespace
 
 ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                      int size, std::chrono::milliseconds timeout)
-    : GroupBase(rank, size) {
+    : GroupBase(rank, size), store_(store), timeout_(timeout) {
   tuttiUniqueId id;
   if (rank == 0) {
     check(tuttiGetUniqueId(&id), "tuttiGetUniqueId");
@@ -45,14 +54,23 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
     std::memcpy(id.internal, bytes.data(), bytes.size());
   }
   tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
+  // Rounded up: a call must not give up before the group's timeout.
+  auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
   config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
   check(tuttiCommInitRankConfig(&comm_, size, id, rank, &config), "tuttiCommInitRankConfig");
   queue_ = std::make_unique<tutti::SerialWorker>();
   completions_ = std::make_unique<tutti::SerialWorker>();
 }
 
+ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                     int size, std::chrono::milliseconds timeout)
+    : GroupBase(rank, size), comm_(comm), store_(store), timeout_(timeout) {
+  queue_ = std::make_unique<tutti::SerialWorker>();
+  completions_ = std::make_unique<tutti::SerialWorker>();
+}
+
 ProcessGroupTutti::~ProcessGroupTutti() {
+  p2p_.reset();
   queue_.reset();  // finishes what was issued
   completions_.reset();
   if (comm_) tuttiCommDestroy(comm_);
@@ -67,15 +85,19 @@ c10::intrusive_ptr<GroupBase> ProcessGroupTutti::create(const c10::intrusive_ptr
 
 void ProcessGroupTutti::check(tuttiResult_t result, const char* call) const {
   if (result == tuttiSuccess) return;
-  throw std::runtime_error(std::string("tutti backend, rank ") + std::to_string(getRank()) + ": " +
-                           call + " failed (" + tuttiGetErrorString(result) +
-                           "): " + tuttiGetLastError(comm_));
+  std::string prefix = std::string("tutti backend, rank ") + std::to_string(getRank()) + ": " + call;
+  // " Timed out " is what PyTorch's watchdog and tests look for.
+  if (result == tuttiTimeout)
+    throw std::runtime_error(prefix + " Timed out after " + std::to_string(timeout_.count()) +
+                             " ms: " + tuttiGetLastError(comm_));
+  throw std::runtime_error(prefix + " failed (" + tuttiGetErrorString(result) + "): " + tuttiGetLastError(comm_));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
                                                           std::vector<at::Tensor> outputs,
                                                           const at::Tensor& where,
                                                           std::function<void(void* stream)> body) {
+  ++sequence_;
   if (where.defined() && where.is_cuda()) return onStream(type, std::move(outputs), where, std::move(body));
   auto work = c10::make_intrusive<TuttiWork>(getRank(), type, std::move(outputs));
   queue_->post([work, body = std::move(body)] {
@@ -86,7 +108,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
       work->fail(std::current_exception());
     }
   });
-  return work;
+  return issued(work);
 }
 
 // Issued from the queue too, so that tutti sees every call in issue order
@@ -116,8 +138,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::onStream(c10d::OpType type, st
   if (error) std::rethrow_exception(error);
   c10::Event done(where.device().type());
   done.record(stream);
-  return c10::make_intrusive<StreamWork>(getRank(), type, std::move(outputs), where.device(), std::move(done),
-                                         comm_, *completions_);
+  return issued(c10::make_intrusive<StreamWork>(getRank(), type, std::move(outputs), where.device(),
+                                                std::move(done), comm_, *completions_));
 }
 
 void ProcessGroupTutti::allreduceIn(const at::Tensor& t, const c10d::ReduceOp& op, void* stream) {
@@ -148,6 +170,7 @@ void ProcessGroupTutti::allreduceIn(const at::Tensor& t, const c10d::ReduceOp& o
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce(std::vector<at::Tensor>& tensors,
                                                             const c10d::AllreduceOptions& opts) {
+  if (onlyTensor(tensors, "allreduce").is_sparse()) return allreduceSparse(tensors[0], opts.reduceOp);
   Staged s = stage(onlyTensor(tensors, "allreduce"));
   tuttiType(s.buffer.scalar_type());  // refuse unsupported types at the call
   auto op = opts.reduceOp;
@@ -228,7 +251,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce_scatter(
   }
   at::Tensor in = at::cat(flat);
   auto type = tuttiType(out.buffer.scalar_type());
-  auto op = tuttiOp(opts.reduceOp, out.buffer.scalar_type());
+  auto op = reductionOf(opts.reduceOp, &in);
   return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, out.buffer, [this, in, out, type, op](void* stream) {
     check(tuttiReduceScatter(data(in), data(out.buffer), count(out.buffer), type, op, comm_, stream),
           "tuttiReduceScatter");
@@ -242,7 +265,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::_reduce_scatter_base(
   TORCH_CHECK(in.buffer.numel() == out.buffer.numel() * getSize(),
               "tutti backend: _reduce_scatter_base's input must hold world_size x the output");
   auto type = tuttiType(out.buffer.scalar_type());
-  auto op = tuttiOp(opts.reduceOp, out.buffer.scalar_type());
+  auto op = reductionOf(opts.reduceOp, &in.buffer);
   return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, out.buffer, [this, in, out, type, op](void* stream) {
     check(tuttiReduceScatter(data(in.buffer), data(out.buffer), count(out.buffer), type, op, comm_, stream),
           "tuttiReduceScatter");
@@ -383,23 +406,50 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::barrier(const c10d::BarrierOpt
   return enqueue(c10d::OpType::BARRIER, {}, at::Tensor(), [this](void*) { check(tuttiBarrier(comm_, nullptr), "tuttiBarrier"); });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::send(std::vector<at::Tensor>& tensors, int dstRank,
-                                                       int /*tag: tutti orders each pair's messages*/) {
-  Staged s = stage(onlyTensor(tensors, "send"));
-  auto type = tuttiType(s.buffer.scalar_type());
-  return enqueue(c10d::OpType::SEND, tensors, s.buffer, [this, s, type, dstRank](void* stream) {
-    check(tuttiSend(data(s.buffer), count(s.buffer), type, dstRank, comm_, stream), "tuttiSend");
-  });
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::send(std::vector<at::Tensor>& tensors, int dstRank, int tag) {
+  return pointToPoint(onlyTensor(tensors, "send"), dstRank, tag, true);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recv(std::vector<at::Tensor>& tensors, int srcRank,
-                                                       int /*tag*/) {
-  Staged s = stage(onlyTensor(tensors, "recv"));
-  auto type = tuttiType(s.buffer.scalar_type());
-  return enqueue(c10d::OpType::RECV, tensors, s.buffer, [this, s, type, srcRank](void* stream) {
-    check(tuttiRecv(data(s.buffer), count(s.buffer), type, srcRank, comm_, stream), "tuttiRecv");
-    unstage(s);
-  });
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) {
+  return pointToPoint(onlyTensor(tensors, "recv"), srcRank, tag, false);
 }
 
-}  // namespace tutti_torch
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recvAnysource(std::vector<at::Tensor>& tensors, int tag) {
+  return pointToPoint(onlyTensor(tensors, "recv"), PointToPoint::kAnySource, tag, false);
+}
+
+// Host tensors go to the point-to-point channels, which complete in any
+// order. CUDA tensors are stream-ordered calls on the group's communicator:
+// on one stream a send and a recv complete in issue order, as with NCCL.
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::pointToPoint(const at::Tensor& tensor, int peer, int tag,
+                                                               bool isSend) {
+  Staged s = stage(tensor);
+  auto type = tuttiType(s.buffer.scalar_type());
+  auto opType = isSend ? c10d::OpType::SEND : peer == PointToPoint::kAnySource ? c10d::OpType::RECVANYSOURCE
+                                                                               : c10d::OpType::RECV;
+  if (s.buffer.is_cuda()) {
+    TORCH_CHECK(peer != PointToPoint::kAnySource, "tutti backend, rank ", getRank(),
+                ": recv from any source takes host tensors only");
+    return enqueue(opType, {tensor}, s.buffer, [this, s, type, peer, isSend](void* stream) {
+      if (isSend) {
+        check(tuttiSend(data(s.buffer), count(s.buffer), type, peer, comm_, stream), "tuttiSend");
+      } else {
+        check(tuttiRecv(data(s.buffer), count(s.buffer), type, peer, comm_, stream), "tuttiRecv");
+        unstage(s);
+      }
+    });
+  }
+  std::call_once(p2pMade_, [this] { p2p_ = std::make_unique<PointToPoint>(store_, getRank(), getSize(), timeout_); });
+  auto work = c10::make_intrusive<TuttiWork>(getRank(), opType, std::vector<at::Tensor>{tensor});
+  auto done = [work, s, isSend](int from, std::exception_ptr error) {
+    if (error) return work->fail(error);
+    if (!isSend) unstage(s);
+    work->setSource(from);
+    work->complete();
+  };
+  if (isSend) p2p_->send(s.buffer, peer, tag, done);
+  else p2p_->recv(s.buffer, peer, tag, done);
+  return issued(work);
+}
+
+}  // namespace tutti_torch}  // namespace tutti_torch

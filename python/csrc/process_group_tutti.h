@@ -16,15 +16,22 @@
 #endif
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "src/common/serial_worker.h"
+#include "point_to_point.h"
 #include "tensor_map.h"
 #include "tutti/tutti.h"
 
 namespace tutti_torch {
+
+// Where PyTorch's Backend interface grew what this backend overrides.
+#define TUTTI_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 #if TORCH_VERSION_MAJOR >= 2
 using GroupBase = c10d::Backend;
@@ -37,6 +44,9 @@ class ProcessGroupTutti : public GroupBase {
   // Rank 0 makes the unique id and publishes it in the store (a PrefixStore
   // per group, so every group gets its own).
   ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                    std::chrono::milliseconds timeout);
+  // A group over a communicator already made (split); takes it over.
+  ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                     std::chrono::milliseconds timeout);
   ~ProcessGroupTutti() override;
 
@@ -81,6 +91,57 @@ class ProcessGroupTutti : public GroupBase {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
                                       int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputLists,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) override;
+  // Over the store, so that a rank that never arrives costs the others
+  // nothing but the wait: rank 0 names who did not arrive (every such rank
+  // with waitAllRanks), the others who failed them.
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override;
+  // The 2.x surface (torch2_surface.cpp). Each coalesced call is its calls
+  // issued in order with one Work for all; between startCoalescing and
+  // endCoalescing every call is remembered and endCoalescing's Work covers
+  // them (tutti runs each call at once: coalescing is a batching hint).
+  c10::intrusive_ptr<c10d::Work> allgatherIntoTensorCoalesced(std::vector<at::Tensor>& outputs,
+                                                              std::vector<at::Tensor>& inputs);
+  c10::intrusive_ptr<c10d::Work> reduceScatterTensorCoalesced(std::vector<at::Tensor>& outputs,
+                                                              std::vector<at::Tensor>& inputs,
+                                                              const c10d::ReduceScatterOptions& opts);
+  void beginCoalescing();
+  c10::intrusive_ptr<c10d::Work> finishCoalescing();
+#if TUTTI_TORCH_AT_LEAST(2, 1)
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions&) override {
+    return allgatherIntoTensorCoalesced(outputs, inputs);
+  }
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override {
+    return reduceScatterTensorCoalesced(outputs, inputs, opts);
+  }
+  void startCoalescing() override { beginCoalescing(); }
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override { return finishCoalescing(); }
+  c10::intrusive_ptr<c10d::Work> allreduce_sparse(std::vector<at::Tensor>& tensors,
+                                                  const c10d::AllreduceOptions& opts) override {
+    return allreduceSparse(onlyTensor(tensors, "allreduce_sparse"), opts.reduceOp);
+  }
+#endif
+#if TUTTI_TORCH_AT_LEAST(2, 8)
+  // split_group: a tuttiCommSplit of this group's communicator; `ranks` are
+  // the new group's members (this group's numbering), empty on non-members.
+  bool supportsSplitting() const override { return true; }
+  bool supportsCoalescing() const override { return true; }
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<c10d::Backend::Options>& opts) override;
+#endif
+  // Every rank counts the calls it issues to the group, from 0.
+  void setSequenceNumberForGroup() override { sequence_ = 0; }
+  uint64_t getSequenceNumberForGroup() override { return sequence_; }
 
  private:
   // Runs `body` on the background queue; the Work completes with `outputs`
@@ -98,8 +159,23 @@ class ProcessGroupTutti : public GroupBase {
   // Throws with tutti's message when a call failed.
   void check(tuttiResult_t result, const char* call) const;
   void allreduceIn(const at::Tensor& tensor, const c10d::ReduceOp& op, void* stream);
+  c10::intrusive_ptr<c10d::Work> allreduceSparse(const at::Tensor& tensor, const c10d::ReduceOp& op);
+  c10::intrusive_ptr<c10d::Work> pointToPoint(const at::Tensor& tensor, int peer, int tag, bool isSend);
 
   tuttiComm_t comm_ = nullptr;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::chrono::milliseconds timeout_;
+  std::atomic<uint64_t> sequence_{0};
+  uint64_t monitoredBarriers_ = 0;
+  // Send and recv of host tensors (point_to_point.h); made at first use.
+  std::unique_ptr<PointToPoint> p2p_;
+  std::once_flag p2pMade_;
+  // The calls issued since startCoalescing, while it is open.
+  std::mutex coalescingMutex_;
+  bool coalescing_ = false;
+  std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
+  // Remembers a call's Work while coalescing; returns it.
+  c10::intrusive_ptr<c10d::Work> issued(c10::intrusive_ptr<c10d::Work> work);
   // Runs collectives in issue order: every rank issues them in the same
   // order, so one after another can never cross two calls. Stopped before
   // comm_ is destroyed.

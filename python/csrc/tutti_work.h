@@ -21,6 +21,10 @@ class TuttiWork : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
+  // The rank a recv from any source took its message from.
+  int sourceRank() const override { return source_; }
+  void setSource(int rank) { source_ = rank; }
+
   // Called once, from the background queue.
   void complete();
   void fail(std::exception_ptr error);
@@ -28,6 +32,7 @@ class TuttiWork : public c10d::Work {
  private:
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  int source_ = -1;
 };
 
 }  // namespace tutti_torch

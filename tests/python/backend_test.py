@@ -1,10 +1,13 @@
 """The "tutti" torch.distributed backend against gloo, in the same processes.
 
 Run under torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
-every collective (gather and scatter too), dtype and op on tutti is compared element by element with
+every collective (gather and scatter, the coalesced calls, sparse all-reduce
+too), dtype and op on tutti is compared element by element with
 the same call on a gloo group (or, where gloo lacks the call, its gloo
 equivalent); DDP trains the same model on both and the losses and final
-parameters must agree; new_group over a subset of ranks works.
+parameters must agree; new_group over a subset of ranks works; isend/irecv
+complete in any issue order, match by tag and take any source;
+monitoredBarrier names the rank that stayed away.
 """
 import os
 import sys
@@ -157,6 +160,16 @@ def check_reduce_scatter(gloo, rank, world):
                 scatter_base = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
                 scatter_base(got2, t, op=op)
                 compare(f"reduce_scatter (tensor) {name} {dtype} x{n}", got2, want)
+    # PREMUL_SUM (FSDP's gradient scaling): factor x the sum, the input untouched.
+    for n in SIZES:
+        t = sample(torch.float64, n * world, 17 * rank + n)
+        before = t.clone()
+        want = gloo_reference(t, dist.ReduceOp.SUM, gloo)[rank * n:(rank + 1) * n] * 0.25
+        got = torch.empty(n, dtype=torch.float64)
+        scatter_base = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
+        scatter_base(got, t, op=dist._make_nccl_premul_sum(0.25))
+        compare(f"reduce_scatter (tensor) premul_sum x{n}", got, want)
+        compare(f"reduce_scatter premul_sum leaves its input x{n}", t, before)
 
 
 def check_alltoall(gloo, rank, world):
@@ -194,6 +207,99 @@ def check_send_recv(gloo, rank, world):
         if label == "gloo":
             want = got
     compare("send/recv around the ring", got, want)
+
+
+def check_async_p2p(gloo, rank, world):
+    """isend and irecv complete whatever order both ends issue them in: every
+    rank sends first (4 MiB, more than the slots hold), messages are matched
+    by tag (received in the other order), and recv takes any source."""
+    if world < 2:
+        return
+    right, left = (rank + 1) % world, (rank - 1) % world
+    big = sample(torch.float32, 1 << 20, rank)
+    small = [sample(torch.int64, 1000 + k, 10 * rank + k) for k in range(2)]
+    sends = [dist.isend(big, right, tag=7)] + [dist.isend(small[k], right, tag=k) for k in range(2)]
+    got_big = torch.empty_like(big)
+    got_small = [torch.empty(1000 + k, dtype=torch.int64) for k in range(2)]
+    recvs = [dist.irecv(got_small[1], left, tag=1), dist.irecv(got_small[0], left, tag=0),
+             dist.irecv(got_big, left, tag=7)]
+    for w in sends + recvs:
+        w.wait()
+    compare("isend/irecv issued send-first on every rank", got_big, sample(torch.float32, 1 << 20, left))
+    for k in range(2):
+        compare(f"irecv matched by tag {k}", got_small[k], sample(torch.int64, 1000 + k, 10 * left + k))
+    # Any source: rank 0 takes one message from every other rank, in whatever
+    # order they arrive, and learns who sent each.
+    if rank == 0:
+        seen = {}
+        for _ in range(world - 1):
+            t = torch.empty(513, dtype=torch.float64)
+            src = dist.recv(t, tag=3)
+            seen[src] = t
+        if sorted(seen) != list(range(1, world)):
+            fail(f"recv from any source saw sources {sorted(seen)}, want 1..{world - 1}")
+        for src, t in seen.items():
+            compare(f"recv from any source (rank {src})", t, sample(torch.float64, 513, src))
+    else:
+        dist.send(sample(torch.float64, 513, rank), 0, tag=3)
+
+
+def check_coalesced(gloo, rank, world):
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX, dist.ReduceOp.PRODUCT):
+        for dtype in (torch.float32, torch.int64):
+            ts = [sample(dtype, n, rank + n, op) for n in (1, 1023, 0, 65537)]
+            want = [t.clone() for t in ts]
+            dist.all_reduce_coalesced(want, op, group=gloo)
+            dist.all_reduce_coalesced(ts, op)
+            for n, (g, w) in enumerate(zip(ts, want)):
+                compare(f"all_reduce_coalesced {op} {dtype} tensor {n}", g, w)
+    for dtype in (torch.float64, torch.uint8, torch.complex64):
+        inputs = [sample(torch.float32, n, rank + n).to(dtype) for n in (3, 0, 1031)]
+        want = [[torch.empty_like(t) for t in inputs] for _ in range(world)]
+        got = [[torch.empty_like(t) for t in inputs] for _ in range(world)]
+        dist.all_gather_coalesced(want, inputs, group=gloo)
+        dist.all_gather_coalesced(got, inputs)
+        for r in range(world):
+            for n in range(len(inputs)):
+                if dtype.is_complex:
+                    compare(f"all_gather_coalesced {dtype} [{r}][{n}]", torch.view_as_real(got[r][n]),
+                            torch.view_as_real(want[r][n]))
+                else:
+                    compare(f"all_gather_coalesced {dtype} [{r}][{n}]", got[r][n], want[r][n])
+
+
+def check_sparse(gloo, rank, world):
+    """Sparse all-reduce (as sparse embedding gradients need): each rank holds
+    different rows, some shared, some repeated."""
+    for dtype in (torch.float32, torch.float64):
+        rows = torch.tensor([[rank, 5, rank * 3 % 11, 5]])
+        values = sample(dtype, 4 * 3, rank).reshape(4, 3)
+        t = torch.sparse_coo_tensor(rows, values, (11, 3))
+        want, got = t.clone(), t.clone()
+        dist.all_reduce(want, group=gloo)
+        dist.all_reduce(got)
+        compare(f"sparse all_reduce {dtype}", got.to_dense(), want.to_dense())
+
+
+def check_monitored_barrier(rank, world):
+    """tutti's monitoredBarrier, called on the process group (torch 1.x's
+    dist.monitored_barrier refuses any backend but gloo by name)."""
+    from datetime import timedelta
+    pg = dist.distributed_c10d._get_default_group()
+    pg.monitored_barrier(timedelta(seconds=30))
+    pg.monitored_barrier(timedelta(seconds=30), wait_all_ranks=True)
+    late = world - 1  # never arrives at the next one
+    if rank == late:
+        return
+    try:
+        pg.monitored_barrier(timedelta(seconds=2), wait_all_ranks=True)
+        fail("monitored_barrier passed while a rank stayed away")
+    except RuntimeError as e:
+        want = (f"Ranks {late} failed to pass monitoredBarrier" if rank == 0 else
+                f"Rank {rank} successfully reached monitoredBarrier, but received errors while waiting "
+                f"for send/recv from rank 0")
+        if want not in str(e):
+            fail(f"monitored_barrier said {str(e).splitlines()[0]!r}, want {want!r}")
 
 
 def check_ddp(gloo, rank):
@@ -253,8 +359,13 @@ def main():
     check_reduce_scatter(gloo, rank, world)
     check_alltoall(gloo, rank, world)
     check_send_recv(gloo, rank, world)
+    check_async_p2p(gloo, rank, world)
+    check_coalesced(gloo, rank, world)
+    check_sparse(gloo, rank, world)
     check_ddp(gloo, rank)
     check_subgroup(rank, world)
+    dist.barrier()
+    check_monitored_barrier(rank, world)
     dist.barrier()
     dist.destroy_process_group()
     if failures:

@@ -1,17 +1,57 @@
 #include "transport/shm/segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <new>
 
 namespace tutti {
 
 static_assert(sizeof(ShmControl) <= 4096, "control block must fit the first page");
+
+namespace {
+
+// The pid namespace's inode: pids mean something only within one.
+std::string pidNamespace() {
+  struct stat st {};
+  if (stat("/proc/self/ns/pid", &st) != 0) return "0";
+  return std::to_string(static_cast<unsigned long>(st.st_ino));
+}
+
+}  // namespace
+
+std::string ShmSegment::nameFor(uint64_t commMagic, int rank, unsigned connectionId) {
+  char name[96];
+  snprintf(name, sizeof(name), "/tutti-%s-%d-%016" PRIx64 "-%d-%u", pidNamespace().c_str(),
+           static_cast<int>(getpid()), commMagic, rank, connectionId);
+  return name;
+}
+
+void ShmSegment::removeOrphans() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string prefix = "tutti-" + pidNamespace() + "-";
+    DIR* dir = opendir("/dev/shm");
+    if (!dir) return;
+    while (dirent* e = readdir(dir)) {
+      std::string name = e->d_name;
+      if (name.rfind(prefix, 0) != 0) continue;
+      long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) shm_unlink(("/" + name).c_str());
+    }
+    closedir(dir);
+  });
+}
 
 ShmSegment::~ShmSegment() {
   if (base_) munmap(base_, bytes_);

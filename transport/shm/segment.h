@@ -26,6 +26,14 @@ struct ShmControl {
 
 class ShmSegment {
  public:
+  // A connection's segment name: it carries the creator's pid namespace and
+  // pid, so that a segment whose creator died before it could remove the
+  // name is known as garbage (removeOrphans).
+  static std::string nameFor(uint64_t commMagic, int rank, unsigned connectionId);
+  // Removes the segments of creators in this pid namespace that no longer
+  // run (killed mid-setup, where no destructor ran). Once per process.
+  static void removeOrphans();
+
   ShmSegment() = default;
   ShmSegment(const ShmSegment&) = delete;
   ShmSegment& operator=(const ShmSegment&) = delete;

@@ -28,9 +28,11 @@ Result<std::unique_ptr<RecvConnection>> ShmTransport::listen(const ConnectionSpe
   if (spec.nslots > kShmMaxSlots)
     return InvalidArgument("TUTTI_NSTEPS=" + std::to_string(spec.nslots) +
                            " exceeds the shared-memory maximum of " + std::to_string(kShmMaxSlots));
+  ShmSegment::removeOrphans();
   ShmHandle h{};
-  snprintf(h.name, sizeof(h.name), "/tutti-%016" PRIx64 "-%d-%u", spec.commMagic, spec.self->rank,
-           spec.connectionId);
+  std::string name = ShmSegment::nameFor(spec.commMagic, spec.self->rank, spec.connectionId);
+  if (name.size() >= sizeof(h.name)) return InternalError("shared-memory segment name too long: " + name);
+  std::memcpy(h.name, name.c_str(), name.size() + 1);
   auto segment = std::make_unique<ShmSegment>();
   TUTTI_RETURN_IF_ERROR(segment->create(h.name, spec.slotBytes, spec.nslots));
   std::memcpy(handle->bytes, &h, sizeof(h));
