@@ -25,6 +25,8 @@ library_dir = os.path.abspath(library_dir)
 # A PyTorch built with CUDA: CUDA tensors go to tutti's stream-ordered device
 # calls (csrc/device_stream.h); without it they are staged through the host.
 with_cuda = torch.version.cuda is not None
+# Recent PyTorch 2.x headers need C++20 (2.14's ATen refuses less); 1.x's C++17.
+cxx_standard = "c++20" if int(torch.__version__.split(".")[0]) >= 2 else "c++17"
 Extension = CUDAExtension if with_cuda else CppExtension
 
 setup(
@@ -47,7 +49,7 @@ setup(
             libraries=["tutti"],
             runtime_library_dirs=[library_dir],
             define_macros=[("TUTTI_TORCH_CUDA", "1")] if with_cuda else [],
-            extra_compile_args=["-O2", "-std=c++17", "-Wno-deprecated-declarations"],
+            extra_compile_args=["-O2", "-std=" + cxx_standard, "-Wno-deprecated-declarations"],
         )
     ],
     cmdclass={"build_ext": BuildExtension},

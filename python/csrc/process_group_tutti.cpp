@@ -23,11 +23,22 @@ const char* kUniqueIdKey = "tutti_unique_id";
 void* data(const at::Tensor& t) { return t.data_ptr(); }
 size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
+// A tensor factor, where PREMUL_SUM has one: 1.x keeps a list of them, 2.x one.
+template <typename S>
+auto tensorFactor(const S& s, int) -> decltype(s.tensor_factor, at::Tensor()) {
+  return s.tensor_factor;
+}
+template <typename S>
+at::Tensor tensorFactor(const S& s, long) {
+  return s.tensor_factors.empty() ? at::Tensor() : s.tensor_factors[0];
+}
+
 // PREMUL_SUM's factor (torch.distributed._make_nccl_premul_sum).
 double premulFactor(const c10d::ReduceOp& op) {
   auto* s = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
   TORCH_CHECK(s, "tutti backend: PREMUL_SUM without its factor");
-  return s->tensor_factors.empty() ? s->double_factor : s->tensor_factors[0].item<double>();
+  at::Tensor t = tensorFactor(*s, 0);
+  return t.defined() ? t.item<double>() : s->double_factor;
 }
 
 // The tutti op for a reduction of `input`: PREMUL_SUM (FSDP's gradient
@@ -419,17 +430,17 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recvAnysource(std::vector<at::
 }
 
 // Host tensors go to the point-to-point channels, which complete in any
-// order. CUDA tensors are stream-ordered calls on the group's communicator:
+// order and move bytes, so every dtype goes (complex, int16 too). CUDA tensors are stream-ordered calls on the group's communicator:
 // on one stream a send and a recv complete in issue order, as with NCCL.
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::pointToPoint(const at::Tensor& tensor, int peer, int tag,
                                                                bool isSend) {
   Staged s = stage(tensor);
-  auto type = tuttiType(s.buffer.scalar_type());
   auto opType = isSend ? c10d::OpType::SEND : peer == PointToPoint::kAnySource ? c10d::OpType::RECVANYSOURCE
                                                                                : c10d::OpType::RECV;
   if (s.buffer.is_cuda()) {
     TORCH_CHECK(peer != PointToPoint::kAnySource, "tutti backend, rank ", getRank(),
                 ": recv from any source takes host tensors only");
+    auto type = tuttiType(s.buffer.scalar_type());
     return enqueue(opType, {tensor}, s.buffer, [this, s, type, peer, isSend](void* stream) {
       if (isSend) {
         check(tuttiSend(data(s.buffer), count(s.buffer), type, peer, comm_, stream), "tuttiSend");

@@ -228,6 +228,16 @@ def check_async_p2p(gloo, rank, world):
     compare("isend/irecv issued send-first on every rank", got_big, sample(torch.float32, 1 << 20, left))
     for k in range(2):
         compare(f"irecv matched by tag {k}", got_small[k], sample(torch.int64, 1000 + k, 10 * left + k))
+    # Point-to-point moves bytes: dtypes tutti cannot reduce go too.
+    for dtype in (torch.complex128, torch.int16):
+        t = sample(torch.float64, 257, rank).to(dtype)
+        got = torch.empty_like(t)
+        w = dist.isend(t, right)
+        dist.recv(got, left)
+        w.wait()
+        compare(f"send/recv of {dtype} as a real view", torch.view_as_real(got) if dtype.is_complex else got,
+                torch.view_as_real(sample(torch.float64, 257, left).to(dtype)) if dtype.is_complex
+                else sample(torch.float64, 257, left).to(dtype))
     # Any source: rank 0 takes one message from every other rank, in whatever
     # order they arrive, and learns who sent each.
     if rank == 0:
