@@ -13,8 +13,8 @@ namespace tutti_torch {
 std::string channelKey(int src, int dst) { return "tutti_p2p/" + std::to_string(src) + "->" + std::to_string(dst); }
 std::string announceKey(int dst) { return "tutti_p2p/to" + std::to_string(dst); }
 
-Inbox::Inbox(c10::intrusive_ptr<c10d::Store> store, int rank, int size)
-    : store_(std::move(store)), rank_(rank), size_(size) {}
+Inbox::Inbox(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout)
+    : store_(std::move(store)), rank_(rank), size_(size), timeout_(timeout) {}
 
 std::string Inbox::where(int peer) const {
   return "tutti backend, rank " + std::to_string(rank_) + ": recv from rank " + std::to_string(peer);
@@ -31,15 +31,37 @@ void Inbox::post(const at::Tensor& buffer, int src, int tag, Done done) {
     done(src, error);
     return;
   }
-  posted_.push_back(Posted{buffer, src, tag, std::move(done)});
+  posted_.push_back(Posted{buffer, src, tag, std::move(done), std::chrono::steady_clock::now() + timeout_});
   if (!listener_.joinable()) listener_ = std::thread([self = shared_from_this()] { self->listen(); });
   changed_.notify_all();
 }
 
+void Inbox::expire() {
+  std::vector<Posted> expired;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = posted_.begin(); it != posted_.end();) {
+      if (it->deadline <= now) {
+        expired.push_back(std::move(*it));
+        it = posted_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& p : expired)
+    p.done(p.src, std::make_exception_ptr(std::runtime_error(
+                      where(p.src) + " (tag " + std::to_string(p.tag) + ") Timed out after " +
+                      std::to_string(timeout_.count()) + " ms: no message arrived")));
+}
+
 // Finds senders as they announce themselves; polls, as a blocking get would
-// hold the store connection the caller's thread shares.
+// hold the store connection the caller's thread shares. Each round also
+// fails the recvs whose time is up.
 void Inbox::listen() {
   for (int64_t next = 1;;) {
+    expire();
     std::string key = announceKey(rank_) + "/" + std::to_string(next);
     int src = -1;
     try {

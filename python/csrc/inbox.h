@@ -43,7 +43,8 @@ class Inbox : public std::enable_shared_from_this<Inbox> {
   // The source rank and the error, if any.
   using Done = std::function<void(int peer, std::exception_ptr error)>;
 
-  Inbox(c10::intrusive_ptr<c10d::Store> store, int rank, int size);
+  // A posted recv that no message meets within `timeout` fails.
+  Inbox(c10::intrusive_ptr<c10d::Store> store, int rank, int size, std::chrono::milliseconds timeout);
 
   void post(const at::Tensor& buffer, int src, int tag, Done done);
   // Fails what is still posted and stops listening; then waits until
@@ -57,6 +58,7 @@ class Inbox : public std::enable_shared_from_this<Inbox> {
     int src;
     int tag;
     Done done;
+    std::chrono::steady_clock::time_point deadline;
   };
   struct Channel {
     std::thread thread;
@@ -65,6 +67,8 @@ class Inbox : public std::enable_shared_from_this<Inbox> {
   };
 
   void listen();
+  // Fails the posted recvs whose deadline has passed.
+  void expire();
   void receiveFrom(int src);
   // Waits for the oldest posted recv that takes (src, tag); false once the
   // inbox is closing and nobody will post one.
@@ -74,6 +78,7 @@ class Inbox : public std::enable_shared_from_this<Inbox> {
 
   const c10::intrusive_ptr<c10d::Store> store_;
   const int rank_, size_;
+  const std::chrono::milliseconds timeout_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

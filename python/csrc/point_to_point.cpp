@@ -19,7 +19,7 @@ struct PointToPoint::Outgoing {
 
 PointToPoint::PointToPoint(c10::intrusive_ptr<c10d::Store> store, int rank, int size,
                            std::chrono::milliseconds timeout)
-    : store_(store), rank_(rank), size_(size), timeout_(timeout), inbox_(std::make_shared<Inbox>(store, rank, size)) {}
+    : store_(store), rank_(rank), size_(size), timeout_(timeout), inbox_(std::make_shared<Inbox>(store, rank, size, timeout)) {}
 
 std::string PointToPoint::where(int peer, const char* what) const {
   return "tutti backend, rank " + std::to_string(rank_) + ": send to rank " + std::to_string(peer) + ": " + what;

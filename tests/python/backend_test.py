@@ -252,6 +252,17 @@ def check_async_p2p(gloo, rank, world):
             compare(f"recv from any source (rank {src})", t, sample(torch.float64, 513, src))
     else:
         dist.send(sample(torch.float64, 513, rank), 0, tag=3)
+    # A recv nobody sends to fails after the group's timeout, naming the peer.
+    from datetime import timedelta
+    quick = dist.new_group(backend="tutti", timeout=timedelta(seconds=2))
+    if rank == 0:
+        try:
+            dist.recv(torch.empty(4), 1, group=quick, tag=9)
+            fail("recv from a rank that never sends returned")
+        except RuntimeError as e:
+            if "Timed out" not in str(e) or "recv from rank 1" not in str(e):
+                fail(f"unanswered recv said {str(e).splitlines()[0]!r}")
+    dist.barrier()
 
 
 def check_coalesced(gloo, rank, world):
