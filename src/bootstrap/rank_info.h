@@ -17,7 +17,7 @@ struct RankInfo {
   int32_t rank = -1;
   int32_t nranks = 0;
   int32_t pid = 0;
-  int32_t reserved = 0;
+  int32_t progressPort = 0;  // its process's progress service, on the bootstrap address
   uint64_t hostHash = 0;  // ranks with equal hashes share a node
   WireAddress bootstrapAddress;  // where this rank's out-of-band listener is
   char hostname[64] = {0};

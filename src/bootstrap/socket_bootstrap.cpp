@@ -18,7 +18,7 @@ constexpr int kTagAllgather = -1;
 
 Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
     const BootstrapHandle& handle, int rank, int nranks, const NetInterface& iface,
-    double timeoutSeconds, const std::atomic<bool>* abort) {
+    double timeoutSeconds, const std::atomic<bool>* abort, uint16_t progressPort) {
   std::unique_ptr<SocketBootstrap> b(new SocketBootstrap());
   b->rank_ = rank;
   b->magic_ = handle.magic;
@@ -34,6 +34,7 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
   self.pid = getpid();
   self.hostHash = localHostHash();
   self.bootstrapAddress = toWire(b->listener_.boundAddress());
+  self.progressPort = progressPort;
   std::string host = localHostName();
   std::strncpy(self.hostname, host.c_str(), sizeof(self.hostname) - 1);
   Status joined = b->rendezvous(handle, self, Deadline::after(timeoutSeconds));

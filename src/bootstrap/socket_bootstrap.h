@@ -25,7 +25,8 @@ class SocketBootstrap final : public Exchange {
   static Result<std::unique_ptr<SocketBootstrap>> create(const BootstrapHandle& handle, int rank,
                                                          int nranks, const NetInterface& iface,
                                                          double timeoutSeconds,
-                                                         const std::atomic<bool>* abort);
+                                                         const std::atomic<bool>* abort,
+                                                         uint16_t progressPort = 0);
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(peers_.size()); }
@@ -35,6 +36,7 @@ class SocketBootstrap final : public Exchange {
   Status barrier() override;
 
   const std::vector<RankInfo>& peers() const { return peers_; }
+  uint64_t magic() const { return magic_; }
   // "rank 3 (host:pid 1234)": how errors name a peer.
   std::string describePeer(int peer) const;
 

@@ -1,12 +1,14 @@
 // A communicator's health as callers and peers see it: the abort flag every
 // wait polls, the calls in flight (abort waits for them), the first async
-// error (tuttiCommGetAsyncError) and the last error message.
+// error (tuttiCommGetAsyncError), the last error message, and the progress
+// this rank publishes for ranks that time out to read.
 #pragma once
 
 #include <atomic>
 #include <mutex>
 #include <string>
 
+#include "src/comm/progress_board.h"
 #include "src/common/status.h"
 
 namespace tutti {
@@ -14,6 +16,7 @@ namespace tutti {
 class CommHealth {
  public:
   std::atomic<bool>& abortFlag() { return abort_; }
+  ProgressBoard& progress() { return progress_; }
   std::atomic<int>& activeCalls() { return activeCalls_; }
   // The first error wins.
   void setAsyncError(Code code) {
@@ -36,6 +39,7 @@ class CommHealth {
   std::atomic<Code> asyncError_{Code::kOk};
   mutable std::mutex mutex_;
   std::string lastError_;
+  ProgressBoard progress_;
 };
 
 }  // namespace tutti

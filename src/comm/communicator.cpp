@@ -8,6 +8,8 @@
 
 #include "tutti/tutti.h"
 #include "src/comm/group.h"
+#include "src/comm/hang_report.h"
+#include "src/comm/progress_service.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
@@ -51,8 +53,13 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s), %s", TUTTI_MAJOR,
              TUTTI_MINOR, TUTTI_PATCH, rank, nranks, iface.name.c_str(),
              iface.address.toString().c_str(), describeDevice(device_).c_str());
+  TUTTI_ASSIGN_OR_RETURN(uint16_t progressPort, ProgressService::listenOn(iface.address));
   TUTTI_ASSIGN_OR_RETURN(bootstrap_, SocketBootstrap::create(handle, rank, nranks, iface,
-                                                             config_.timeoutSeconds, &health_.abortFlag()));
+                                                             config_.timeoutSeconds, &health_.abortFlag(),
+                                                             progressPort));
+  if (Status st = health_.progress().publish(handle.magic, rank); !st.ok())
+    TUTTI_WARN(kSubsysInit, "rank %d: progress stays private (%s): a timeout cannot name stopped ranks",
+               rank, st.message().c_str());
   TUTTI_RETURN_IF_ERROR(checkSameConfig());
   std::vector<std::string> busIds;
   TUTTI_ASSIGN_OR_RETURN(busIds, gatherBusIds());
@@ -260,6 +267,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->links = this;
   work->memory = a.memory();
   work->abort = &health_.abortFlag();
+  work->progress = &health_.progress().mine();
+  work->progress->enter(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
+                        static_cast<int>(a.op), a.root, a.count);
   // Device chunks fill their connections' slots: one kernel per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
   if (!p2p)
@@ -316,6 +326,41 @@ Status Communicator::runOnDevice(const std::vector<CollectiveArgs>& calls) {
   Status done = deviceCalls_->finish();
   connections_.table().forEach(Memory::kDevice, [](auto& c) { (void)c.progress(); });
   return st.ok() ? done : st;
+}
+
+HangReport Communicator::explainHang(const std::string& event, int noticed) {
+  constexpr double kAskSeconds = 2;  // the answers must not cost another timeout
+  if (!bootstrap_) return {};
+  const std::vector<RankInfo>& ranks = bootstrap_->peers();
+  std::vector<RankProgress> progress = askEveryRank(ranks, rank_, bootstrap_->magic(), kAskSeconds);
+  std::vector<HangPeer> view(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) view[r] = {ranks[r].hostname, ranks[r].pid, progress[r]};
+  const CallRecord mine = health_.progress().mine().read();
+  view[rank_].progress.record = mine;  // its own record, even when it is not shared
+  view[rank_].progress.hasRecord = 1;
+  // A culprit whose host no longer answers (its ranks gave up and left):
+  // its state as the rank that blamed it saw it.
+  const Verdict v = ProgressService::verdict(bootstrap_->magic());
+  if (v.culprit >= 0 && v.culprit < nranks_ && v.culpritState >= 0 && !view[v.culprit].progress.answered) {
+    view[v.culprit].progress.answered = 1;
+    view[v.culprit].progress.state = v.culpritState;
+  }
+  return tutti::explainHang(rank_, mine, event, view, noticed);
+}
+
+void Communicator::blame(const HangReport& why) {
+  constexpr double kTellSeconds = 2;
+  // The verdict first: a rank that learns of the failure from a connection
+  // finds the verdict there, and says why.
+  if (bootstrap_) tellEveryRank(bootstrap_->peers(), bootstrap_->magic(), {why.culprit, rank_, why.culpritState}, kTellSeconds);
+  notifyFailure(why.culprit);
+}
+
+int Communicator::blamedByPeer(int* by) {
+  if (!bootstrap_) return -1;
+  const Verdict v = ProgressService::verdict(bootstrap_->magic());
+  if (by) *by = v.by;
+  return v.culprit;
 }
 
 std::string Communicator::describePeer(int peer) const {

@@ -101,6 +101,9 @@ class Communicator final : public Links {
   std::string describePeer(int peer) const override;
   void notifyFailure(int failedRank) override;
   int reportedFailure(double graceSeconds) override { return connections_.table().reportedFailure(graceSeconds); }
+  HangReport explainHang(const std::string& event, int noticed) override;
+  void blame(const HangReport& why) override;
+  int blamedByPeer(int* by) override;
 
   // Errors and lifetime.
   std::atomic<bool>& abortFlag() { return health_.abortFlag(); }

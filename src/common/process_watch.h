@@ -5,6 +5,11 @@
 
 namespace tutti {
 
+// What /proc says of a process of this pid namespace.
+enum class ProcessState { kRunning, kStopped, kGone };
+ProcessState processState(int pid);
+const char* processStateName(ProcessState s);
+
 class ProcessWatch {
  public:
   ProcessWatch() = default;

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tutti {
 
@@ -55,7 +56,16 @@ class Run {
   // Does the step's work on one chunk and posts what it sends.
   Status doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
                  void* sendBuf, size_t n);
-  Status describe(const Cursor& c, const Status& cause) const;
+  // "allreduce #5 on rank 0, recv step 2/10 chunk 1/4 of channel 0, receiving from ...".
+  std::string where(const Cursor& c) const;
+  Status describe(const Cursor& c, const Status& cause) const { return cause.withContext(where(c)); }
+  // The deadline passed: asks the ranks why, and blames the rank that
+  // holds the call up (telling every rank) rather than the peer waited on.
+  Status timedOut(Cursor& c);
+  // Another rank timed out and blamed `culprit`: gives up now, saying why.
+  Status givenUp(Cursor& c, int culprit, int by);
+  // Publishes what the first blocked cursor waits on (ranks that time out read it).
+  void publishWait() const;
   // Fails the run on `cause`, which came from the connection to `peer` (-1:
   // the one the cursor waits on) in the direction given.
   Status fail(Cursor& c, const Status& cause, int peer = -1, bool sending = false);
@@ -77,6 +87,7 @@ class Run {
   size_t count_;
   const Reducer& reducer_;
   const ExecOptions& options_;
+  int64_t startNs_ = nowNs();
   // Reused across calls on this thread: steady-state calls allocate nothing.
   static thread_local std::vector<Cursor> cursors_;
 };
@@ -149,7 +160,7 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
   return c.send->post(bytes);
 }
 
-Status Run::describe(const Cursor& c, const Status& cause) const {
+std::string Run::where(const Cursor& c) const {
   const Work& w = *c.work;
   std::string what = std::string(collectiveName(w.plan->collective)) + " #" +
                      std::to_string(w.sequence) + " on rank " + std::to_string(w.rank);
@@ -163,7 +174,35 @@ Status Run::describe(const Cursor& c, const Status& cause) const {
   if (c.waitPeer >= 0)
     what += (c.waitIsRecv ? ", receiving from " : ", sending to ") +
             w.links->describePeer(c.waitPeer);
-  return cause.withContext(what);
+  return what;
+}
+
+Status Run::timedOut(Cursor& c) {
+  char event[96];
+  snprintf(event, sizeof(event), "timed out on rank %d after %g s", c.work->rank, options_.timeoutSeconds);
+  HangReport why = c.work->links->explainHang(event, c.work->links->reportedFailure(0));
+  const std::string limit = "timed out after " + std::to_string(options_.timeoutSeconds) + " s (TUTTI_TIMEOUT)";
+  if (why.culprit < 0) return fail(c, TimeoutError(why.text.empty() ? limit : limit + "; " + why.text));
+  c.work->links->blame(why);
+  return TimeoutError(why.text + " (TUTTI_TIMEOUT); here, " + where(c));
+}
+
+Status Run::givenUp(Cursor& c, int culprit, int by) {
+  char event[128];
+  snprintf(event, sizeof(event), "was given up on rank %d after %.1f s, when rank %d timed out", c.work->rank,
+           static_cast<double>(nowNs() - startNs_) / 1e9, by);
+  HangReport why = c.work->links->explainHang(event, culprit);
+  c.work->links->notifyFailure(why.culprit >= 0 ? why.culprit : culprit);
+  if (why.text.empty()) why.text = std::string("rank ") + std::to_string(by) + " timed out and blames rank " + std::to_string(culprit);
+  return RemoteError(why.text + "; here, " + where(c));
+}
+
+void Run::publishWait() const {
+  for (const Cursor& c : cursors_) {
+    if (c.finished() || c.waitPeer < 0 || !c.work->progress) continue;
+    c.work->progress->waitOn(c.waitPeer, c.waitIsRecv, static_cast<uint32_t>(c.step + 1));
+    return;
+  }
 }
 
 // Records the failure, tells every peer of this operation which rank failed
@@ -188,6 +227,8 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
       why = Status(cause.code(), cause.message() + "; rank " + std::to_string(failed) +
                                      " failed first, as its peers report");
   }
+  int by = -1;  // a notice that carries a hang's verdict: say why, as that rank found
+  if (failed >= 0 && c.work->links->blamedByPeer(&by) == failed) return givenUp(c, failed, by);
   if (failed < 0) failed = c.waitPeer;
   c.work->links->notifyFailure(failed);
   return describe(c, why);
@@ -319,6 +360,8 @@ Status Run::checkHealth() {
     Status st = c.waitIsRecv ? (c.recv ? c.recv->checkPeer() : Status::Ok())
                              : (c.send ? c.send->checkPeer() : Status::Ok());
     if (!st.ok()) return fail(c, st);
+    int by = -1;
+    if (int culprit = c.work->links->blamedByPeer(&by); culprit >= 0) return givenUp(c, culprit, by);
   }
   return Status::Ok();
 }
@@ -387,11 +430,10 @@ Status Run::go() {
     else backoff.pause();
     if (backoff.shouldCheck()) {
       TUTTI_RETURN_IF_ERROR(checkHealth());
+      publishWait();
       if (deadline.expired()) {
         for (Cursor& c : cursors_)
-          if (!c.finished())
-            return fail(c, TimeoutError("timed out after " + std::to_string(options_.timeoutSeconds) +
-                                        " s (TUTTI_TIMEOUT)"));
+          if (!c.finished()) return timedOut(c);
       }
     }
   }
@@ -410,6 +452,8 @@ Status Run::go() {
       }
     }
   }
+  for (size_t i = 0; i < count_; ++i)
+    if (works_[i].progress) works_[i].progress->finish(works_[i].sequence);
   return Status::Ok();
 }
 

@@ -14,12 +14,20 @@
 
 #include "kernels/dtype.h"
 #include "kernels/reducer.h"
+#include "src/common/call_record.h"
 #include "src/common/clock.h"
 #include "src/common/status.h"
 #include "src/plan/plan.h"
 #include "transport/transport.h"
 
 namespace tutti {
+
+// Why a call timed out, when the ranks' published progress tells.
+struct HangReport {
+  int culprit = -1;  // the first rank to blame; -1: none found
+  int culpritState = -1;  // its ProcessState; -1: not known
+  std::string text;  // empty when nothing was learned
+};
 
 // How an operation finds its connections: by the memory its buffers live
 // in, channel and peer rank.
@@ -35,6 +43,21 @@ class Links {
   // The failed rank some peer's failure notice names, waiting up to
   // `graceSeconds` for one to arrive; -1 when none does.
   virtual int reportedFailure(double graceSeconds) = 0;
+  // Hangs. Asks every rank how far it got in the call this rank hangs in;
+  // `event` says what happened here, `noticed` is the rank a peer's failure
+  // notice names (-1: none).
+  virtual HangReport explainHang(const std::string& event, int noticed) {
+    (void)event;
+    (void)noticed;
+    return {};
+  }
+  // Gives up on the report's culprit and tells every rank, not only this rank's peers.
+  virtual void blame(const HangReport& why) { notifyFailure(why.culprit); }
+  // The rank another rank blamed when it timed out (-1: none), and which rank did.
+  virtual int blamedByPeer(int* by) {
+    (void)by;
+    return -1;
+  }
 };
 
 // One operation ready to run: a plan and the buffers it applies to.
@@ -51,6 +74,7 @@ struct Work {
   Links* links = nullptr;
   Memory memory = Memory::kHost;  // device: every step is a kernel of the reducer's stream
   const std::atomic<bool>* abort = nullptr;
+  SharedCallRecord* progress = nullptr;  // this rank's published progress (may be null)
 };
 
 struct ExecOptions {

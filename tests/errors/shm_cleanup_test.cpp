@@ -20,13 +20,18 @@ namespace tutti_test {
 namespace {
 
 // /dev/shm entries tutti made in process `pid` (of this pid namespace).
+// The connection segments of process `pid` (not the communicator's progress
+// record, id 4294967295, which lives as long as the communicator).
 std::vector<std::string> segmentsOf(pid_t pid) {
   std::vector<std::string> found;
   const std::string mark = "-" + std::to_string(pid) + "-";
+  const std::string progress = "-4294967295";
   if (DIR* d = opendir("/dev/shm")) {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
-      if (name.rfind("tutti-", 0) == 0 && name.find(mark) != std::string::npos) found.push_back(name);
+      const bool isProgress = name.size() > progress.size() &&
+                              name.compare(name.size() - progress.size(), progress.size(), progress) == 0;
+      if (name.rfind("tutti-", 0) == 0 && name.find(mark) != std::string::npos && !isProgress) found.push_back(name);
     }
     closedir(d);
   }

@@ -21,6 +21,7 @@
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
+#include "tests/harness/stop_trial.h"
 
 namespace tutti_test {
 namespace {
@@ -231,6 +232,16 @@ TEST(MultiNodeInterfaces, UnreachableInterfaceFailsNamingItWithinTheTimeout) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(summarize(outcomes), "");
   EXPECT_LT(seconds, 30) << "ranks must give up within the timeout, not hang";
+}
+
+// A rank stopped on one node: the ranks of other nodes learn that it is
+// stopped, and what it last entered, from its node-mate's progress service.
+TEST(MultiNodeHang, RanksOfOtherNodesNameTheStoppedRank) {
+  SKIP_WITHOUT_NODES(3);
+  const StopTrial trial{4, 200, 12345, 4};  // rank 4 runs on node 1, beside rank 1
+  auto outcomes = runRanks(6, [trial](const RankContext& ctx) { return runStopTrialRank(ctx, trial); },
+                           nodeEnv(3, {{"TUTTI_TIMEOUT", std::to_string(trial.timeoutSeconds)}}), 120);
+  EXPECT_EQ(stopTrialStory(outcomes, trial), "");
 }
 
 }  // namespace

@@ -31,9 +31,13 @@ std::string pidNamespace() {
 }  // namespace
 
 std::string ShmSegment::nameFor(uint64_t commMagic, int rank, unsigned connectionId) {
+  return nameFor(static_cast<int>(getpid()), commMagic, rank, connectionId);
+}
+
+std::string ShmSegment::nameFor(int pid, uint64_t commMagic, int rank, unsigned connectionId) {
   char name[96];
-  snprintf(name, sizeof(name), "/tutti-%s-%d-%016" PRIx64 "-%d-%u", pidNamespace().c_str(),
-           static_cast<int>(getpid()), commMagic, rank, connectionId);
+  snprintf(name, sizeof(name), "/tutti-%s-%d-%016" PRIx64 "-%d-%u", pidNamespace().c_str(), pid,
+           commMagic, rank, connectionId);
   return name;
 }
 

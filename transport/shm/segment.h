@@ -30,6 +30,8 @@ class ShmSegment {
   // pid, so that a segment whose creator died before it could remove the
   // name is known as garbage (removeOrphans).
   static std::string nameFor(uint64_t commMagic, int rank, unsigned connectionId);
+  // The same name as process `pid` of this pid namespace made it.
+  static std::string nameFor(int pid, uint64_t commMagic, int rank, unsigned connectionId);
   // Removes the segments of creators in this pid namespace that no longer
   // run (killed mid-setup, where no destructor ran). Once per process.
   static void removeOrphans();
