@@ -92,11 +92,16 @@ typedef struct {
   int timeoutSeconds;
   /* Shown in logs and error messages; copied. NULL: none. */
   const char* commName;
+  /* 1: all-reduce, reduce and reduce-scatter combine every element in rank
+   * order, ((x0 + x1) + x2) + ..., bit for bit the same whatever the
+   * algorithm, channels, chunks or transport. 0: fastest order. -1 (the
+   * initializer's): TUTTI_DETERMINISTIC decides. Must agree on every rank. */
+  int deterministic;
 } tuttiConfig_t;
 
 #define TUTTI_CONFIG_MAGIC 0x74757474u
 #define TUTTI_CONFIG_INITIALIZER \
-  { sizeof(tuttiConfig_t), TUTTI_CONFIG_MAGIC, TUTTI_VERSION, 1, 0, NULL }
+  { sizeof(tuttiConfig_t), TUTTI_CONFIG_MAGIC, TUTTI_VERSION, 1, 0, NULL, -1 }
 /* tuttiCommSplit's color for ranks that join no new communicator. */
 #define TUTTI_SPLIT_NOCOLOR (-1)
 

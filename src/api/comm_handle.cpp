@@ -1,5 +1,6 @@
 #include "src/api/comm_handle.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "src/api/api_guard.h"
@@ -10,7 +11,11 @@ namespace tutti {
 
 Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSettings& defaults) {
   if (!config) return defaults;
-  if (config->magic != TUTTI_CONFIG_MAGIC || config->size < sizeof(tuttiConfig_t))
+  // Programs built before a field was added pass a smaller struct: the
+  // fields it lacks keep their defaults.
+  constexpr size_t kFirstSize = offsetof(tuttiConfig_t, deterministic);
+  const bool hasDeterministic = config->size >= offsetof(tuttiConfig_t, deterministic) + sizeof(int);
+  if (config->magic != TUTTI_CONFIG_MAGIC || config->size < kFirstSize)
     return InvalidArgument("config was not initialized with TUTTI_CONFIG_INITIALIZER (size " +
                            std::to_string(config->size) + ", magic " +
                            std::to_string(config->magic) + ")");
@@ -20,8 +25,12 @@ Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSetting
   if (config->timeoutSeconds < 0)
     return InvalidArgument("config->timeoutSeconds is " + std::to_string(config->timeoutSeconds) +
                            ", must be >= 0");
+  if (hasDeterministic && (config->deterministic < -1 || config->deterministic > 1))
+    return InvalidArgument("config->deterministic is " + std::to_string(config->deterministic) +
+                           ", must be -1, 0 or 1");
   CommSettings s;
   s.blocking = config->blocking == 1;
+  if (hasDeterministic) s.options.deterministic = config->deterministic;
   s.options.timeoutSeconds = config->timeoutSeconds;
   if (config->commName) s.options.name = config->commName;
   return s;

@@ -44,6 +44,9 @@ Result<CommConfig> CommConfig::fromEnv() {
     return InvalidArgument("TUTTI_P2P_BUFFSIZE must be between NSTEPS*4096 and 4 GiB");
   c.p2pDisabled = p2pOff != 0;
   c.deviceSlotBytes = static_cast<size_t>(p2pBuff / nsteps) / 4096 * 4096;
+  TUTTI_ASSIGN_OR_RETURN(int64_t deterministic, tunableInt("DETERMINISTIC"));
+  if (deterministic != 0 && deterministic != 1) return InvalidArgument("TUTTI_DETERMINISTIC must be 0 or 1");
+  c.deterministic = deterministic == 1;
   return c;
 }
 
@@ -51,12 +54,12 @@ void CommConfig::adaptToOversubscription(int localRanks, int cores) {
   if (!spinForced && localRanks > cores) spinCount = 20;
 }
 
-static_assert(sizeof(CommConfig::Shared) == 48, "Shared is compared as bytes: it must have no padding");
+static_assert(sizeof(CommConfig::Shared) == 56, "Shared is compared as bytes: it must have no padding");
 
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
                 static_cast<int32_t>(net), p2pDisabled ? 1 : 0, fnv1a64(algoSpec.data(), algoSpec.size()),
-                deviceSlotBytes};
+                deviceSlotBytes, deterministic ? 1 : 0, 0};
 }
 
 }  // namespace tutti

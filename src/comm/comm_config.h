@@ -28,6 +28,7 @@ struct CommConfig {
   NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
   bool p2pDisabled = false;        // TUTTI_P2P_DISABLE
   size_t deviceSlotBytes = 4 << 20;  // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk of a device call
+  bool deterministic = false;        // TUTTI_DETERMINISTIC or tuttiConfig_t.deterministic
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes (no padding).
@@ -42,6 +43,8 @@ struct CommConfig {
     int32_t p2pDisabled;    // every rank lists the same transports
     uint64_t algoHash;
     uint64_t deviceSlotBytes;  // device chunks: both ends of a connection must agree
+    int32_t deterministic;     // every rank must plan reductions alike
+    int32_t unused;
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off

@@ -1,13 +1,14 @@
 // A communicator's health as callers and peers see it: the abort flag every
 // wait polls, the calls in flight (abort waits for them), the first async
-// error (tuttiCommGetAsyncError), the last error message, and the progress
-// this rank publishes for ranks that time out to read.
+// error (tuttiCommGetAsyncError), the last error message, the progress this
+// rank publishes for ranks that time out to read, and its flight recorder.
 #pragma once
 
 #include <atomic>
 #include <mutex>
 #include <string>
 
+#include "src/comm/flight_recorder.h"
 #include "src/comm/progress_board.h"
 #include "src/common/status.h"
 
@@ -17,6 +18,7 @@ class CommHealth {
  public:
   std::atomic<bool>& abortFlag() { return abort_; }
   ProgressBoard& progress() { return progress_; }
+  FlightRecorder& recorder() { return recorder_; }
   std::atomic<int>& activeCalls() { return activeCalls_; }
   // The first error wins.
   void setAsyncError(Code code) {
@@ -40,6 +42,7 @@ class CommHealth {
   mutable std::mutex mutex_;
   std::string lastError_;
   ProgressBoard progress_;
+  FlightRecorder recorder_;
 };
 
 }  // namespace tutti

@@ -46,6 +46,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   setLogRank(rank);
   TUTTI_ASSIGN_OR_RETURN(config_, CommConfig::fromEnv());
   if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
+  if (options.deterministic >= 0) config_.deterministic = options.deterministic == 1;
   TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
   TUTTI_ASSIGN_OR_RETURN(TopoGraph topo, loadTopology());
   if (device_ >= 0) preferNicsNearDevice(topo, &ifaces);
@@ -57,6 +58,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_ASSIGN_OR_RETURN(bootstrap_, SocketBootstrap::create(handle, rank, nranks, iface,
                                                              config_.timeoutSeconds, &health_.abortFlag(),
                                                              progressPort));
+  TUTTI_RETURN_IF_ERROR(health_.recorder().start({rank, nranks, handle.magic, localHostName(), name_}));
   if (Status st = health_.progress().publish(handle.magic, rank); !st.ok())
     TUTTI_WARN(kSubsysInit, "rank %d: progress stays private (%s): a timeout cannot name stopped ranks",
                rank, st.message().c_str());
@@ -176,6 +178,7 @@ Status Communicator::gatherLayout(const TopoGraph& topo, const std::vector<NetIn
   ps.ringOrder = config_.ringOrder;
   ps.maxChunkBytes = config_.slotBytes;
   ps.filter = config_.algoFilter;
+  ps.deterministic = config_.deterministic;
   planner_ = CallPlanner(std::move(layout), rank_, ps);
   TUTTI_INFO(kSubsysInit, "rank %d: %s; ring of channel 0 crosses nodes %d time(s); %d NIC(s), %.0f Gbit/s",
              rank_, planner_.layout().describe().c_str(), planner_.tuning().ringCrossings, mine.nics, mine.netGbps);
@@ -194,7 +197,8 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE or TUTTI_P2P_BUFFSIZE than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or "
+                          "TUTTI_DETERMINISTIC than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();
@@ -236,6 +240,10 @@ TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
 }
 
 size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
+  // An ordered reduce-scatter sums in scratch: the caller's output may be
+  // its own block of the input (in place), which it adds only in its turn.
+  if (plan.algorithm == Algorithm::kOrdered && a.collective == Collective::kReduceScatter)
+    return a.count * dtypeSize(a.dtype);
   // A tree reduce accumulates children in the output, which only the root has.
   if (plan.algorithm != Algorithm::kTree || a.collective != Collective::kReduce || rank_ == a.root) return 0;
   return a.count * dtypeSize(a.dtype);
@@ -249,7 +257,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->plan = plan;
   work->input = a.input;
   work->output = a.output;
+  work->finalOutput = nullptr;
   if (const size_t scratch = scratchBytes(a, *plan)) {
+    if (plan->algorithm == Algorithm::kOrdered) work->finalOutput = a.output;
     if (device) {  // where the device's kernels can reach; reserved before the call
       TUTTI_ASSIGN_OR_RETURN(work->output, deviceCalls_->scratch(scratch));
     } else {
@@ -270,6 +280,8 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->progress = &health_.progress().mine();
   work->progress->enter(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
                         static_cast<int>(a.op), a.root, a.count);
+  health_.recorder().begin(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
+                           static_cast<int>(a.op), a.root, a.count, device);
   // Device chunks fill their connections' slots: one kernel per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
   if (!p2p)
@@ -346,6 +358,12 @@ HangReport Communicator::explainHang(const std::string& event, int noticed) {
     view[v.culprit].progress.state = v.culpritState;
   }
   return tutti::explainHang(rank_, mine, event, view, noticed);
+}
+
+void Communicator::callEnded(uint64_t sequence, Code result) {
+  if (result == Code::kOk) health_.progress().mine().finish(sequence);
+  health_.recorder().end(sequence, result);
+  if (result != Code::kOk) health_.recorder().writeOnFirstError();
 }
 
 void Communicator::blame(const HangReport& why) {

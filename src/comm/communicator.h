@@ -42,6 +42,7 @@ struct CommOptions {
   double timeoutSeconds = 0;  // 0: TUTTI_TIMEOUT
   std::string name;           // shown in errors; empty: none
   int device = -1;            // the CUDA device bound at init; -1: host-only
+  int deterministic = -1;     // 0 or 1; -1: TUTTI_DETERMINISTIC
 };
 
 class Communicator final : public Links {
@@ -103,6 +104,7 @@ class Communicator final : public Links {
   int reportedFailure(double graceSeconds) override { return connections_.table().reportedFailure(graceSeconds); }
   HangReport explainHang(const std::string& event, int noticed) override;
   void blame(const HangReport& why) override;
+  void callEnded(uint64_t sequence, Code result) override;
   int blamedByPeer(int* by) override;
 
   // Errors and lifetime.

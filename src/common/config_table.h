@@ -21,6 +21,10 @@
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \
   X(NCHANNELS, "0", "channels to split each collective over (0: chosen by the cost model)")    \
   X(ALGO, "", "algorithms allowed: ring,tree; ^ excludes; per collective as allreduce:tree;broadcast:ring") \
+  X(DETERMINISTIC, "0", "1: all-reduce, reduce and reduce-scatter combine every element in rank order, ((x0 + x1) + x2) + ..., bit for bit alike whatever the algorithm, channels, chunks or transport") \
+  X(TRACE_CALLS, "256", "calls each communicator's flight recorder keeps (0: none)") \
+  X(TRACE_FILE, "", "write the flight recorder here as JSON lines at destroy and on errors (%h host, %p pid, %r rank; empty: errors go to the log)") \
+  X(TRACE_SIGNAL, "0", "1: SIGUSR1 writes every communicator's flight recorder") \
   X(RING_ORDER, "topo", "topo: rings keep each node's ranks adjacent; rank: rings follow rank order") \
   X(TOPO_FILE, "", "read this JSON topology instead of detecting the machine")                 \
   X(TOPO_DUMP_FILE, "", "write the topology in use to this JSON file (%h host, %p pid)")        \

@@ -91,7 +91,7 @@ void write(LogLevel level, uint32_t subsys, const char* fmt, ...) {
 }  // namespace log_detail
 
 // Expands %h (host) and %p (pid) in a TUTTI_DEBUG_FILE pattern.
-std::string expandPathPattern(const std::string& pattern) {
+std::string expandPathPattern(const std::string& pattern, int rank) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
@@ -105,6 +105,11 @@ std::string expandPathPattern(const std::string& pattern) {
       }
       if (c == 'p') {
         out += std::to_string(getpid());
+        ++i;
+        continue;
+      }
+      if (c == 'r' && rank >= 0) {
+        out += std::to_string(rank);
         ++i;
         continue;
       }

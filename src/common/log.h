@@ -41,8 +41,8 @@ inline bool enabled(LogLevel level, uint32_t subsys) {
 
 // The rank shown in log lines of this thread (-1: none).
 void setLogRank(int rank);
-// Expands %h (host) and %p (pid) in a file name pattern.
-std::string expandPathPattern(const std::string& pattern);
+// Expands %h (host), %p (pid) and, given a rank, %r in a file name pattern.
+std::string expandPathPattern(const std::string& pattern, int rank = -1);
 // Re-reads TUTTI_DEBUG* (tests change them between communicators).
 void reloadLogConfig();
 

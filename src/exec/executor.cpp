@@ -115,7 +115,8 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
   const size_t es = dtypeSize(w.dtype);
   const char* source = s.fromOutput ? static_cast<const char*>(w.output) : static_cast<const char*>(w.input);
   const char* in = source + (s.inOffset + offset) * es;
-  char* out = static_cast<char*>(w.output) + (s.outOffset + offset) * es;
+  char* const partial = static_cast<char*>(w.output) + (s.outOffset + offset) * es;
+  char* out = s.final && w.finalOutput ? static_cast<char*>(w.finalOutput) + (s.outOffset + offset) * es : partial;
   const size_t bytes = n * es;
   // Partial results are plain sums; avg divides once, where the value is final.
   RedOp op = w.op == RedOp::kAvg && !s.final ? RedOp::kSum : w.op;
@@ -143,6 +144,9 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
       break;
     case StepKind::kRecvReduceSend:
       reducer_.reduce(sendBuf, recvBuf, in, n, w.dtype, op, w.nranks);
+      break;
+    case StepKind::kReduceCopy:
+      reducer_.reduce(out, partial, in, n, w.dtype, op, w.nranks);
       break;
     case StepKind::kRecvReduceCopy:
       reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
@@ -452,8 +456,6 @@ Status Run::go() {
       }
     }
   }
-  for (size_t i = 0; i < count_; ++i)
-    if (works_[i].progress) works_[i].progress->finish(works_[i].sequence);
   return Status::Ok();
 }
 
@@ -461,7 +463,10 @@ Status Run::go() {
 
 Status execute(Work* works, size_t count, const Reducer& reducer, const ExecOptions& options) {
   Run run(works, count, reducer, options);
-  return run.go();
+  Status st = run.go();
+  for (size_t i = 0; i < count; ++i)
+    if (works[i].links) works[i].links->callEnded(works[i].sequence, st.code());
+  return st;
 }
 
 }  // namespace tutti

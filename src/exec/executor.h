@@ -51,6 +51,11 @@ class Links {
     (void)noticed;
     return {};
   }
+  // The call numbered `sequence` ended with `result` (the flight recorder).
+  virtual void callEnded(uint64_t sequence, Code result) {
+    (void)sequence;
+    (void)result;
+  }
   // Gives up on the report's culprit and tells every rank, not only this rank's peers.
   virtual void blame(const HangReport& why) { notifyFailure(why.culprit); }
   // The rank another rank blamed when it timed out (-1: none), and which rank did.
@@ -65,6 +70,7 @@ struct Work {
   const Plan* plan = nullptr;
   const void* input = nullptr;
   void* output = nullptr;
+  void* finalOutput = nullptr;  // where final steps write instead (output is then scratch)
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;
   int nranks = 1;  // divisor for avg

@@ -10,7 +10,7 @@ size_t callBytes(const CallShape& c, int nranks) {
 }
 
 CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
-    : rank_(rank), layout_(std::move(layout)) {
+    : rank_(rank), layout_(std::move(layout)), deterministic_(s.deterministic) {
   for (int c = 0; c < s.maxChannels; ++c) rings_.push_back(layout_.ring(c, s.ringOrder));
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
   tuning_.filter = s.filter;
@@ -45,6 +45,7 @@ TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
       cache_.emplace(key, choice);
     }
   }
+  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1) choice.algorithm = Algorithm::kOrdered;
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;
   buildPlan(r, plan);

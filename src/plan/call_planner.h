@@ -24,6 +24,7 @@ struct PlannerSettings {
   RingOrder ringOrder = RingOrder::kTopo;
   size_t maxChunkBytes = 128 << 10;
   AlgoFilter filter;
+  bool deterministic = false;  // reductions as rank-ordered chains (ordered_plan.cpp)
 };
 
 // What the planner needs of one call.
@@ -53,6 +54,7 @@ class CallPlanner {
   NodeLayout layout_;
   std::vector<std::vector<int>> rings_;  // ring order per channel
   TuneContext tuning_;
+  bool deterministic_ = false;
   TreeLinks allReduceTrees_[2];
   // Searching is microseconds: a small-message call must not pay it every
   // time. Device calls plan on the caller's thread and the background's.

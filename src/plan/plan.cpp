@@ -24,12 +24,19 @@ const char* stepKindName(StepKind k) {
     case StepKind::kRecvCopySend: return "recvCopySend";
     case StepKind::kRecvReduceSend: return "recvReduceSend";
     case StepKind::kRecvReduceCopy: return "recvReduceCopy";
+    case StepKind::kReduceCopy: return "reduceCopy";
     case StepKind::kRecvReduceCopySend: return "recvReduceCopySend";
   }
   return "?";
 }
 
-const char* algorithmName(Algorithm a) { return a == Algorithm::kTree ? "tree" : "ring"; }
+const char* algorithmName(Algorithm a) {
+  return a == Algorithm::kTree ? "tree" : a == Algorithm::kOrdered ? "ordered" : "ring";
+}
+
+bool reducesAcrossRanks(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
+}
 
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
              size_t out, size_t count, bool final, bool fromOutput) {

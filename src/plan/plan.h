@@ -28,6 +28,7 @@ enum class StepKind : uint8_t {
   kCopy,                // input -> output (one rank, or a root's own part)
   kSend,                // input -> peer
   kCopySend,            // input -> output and peer
+  kReduceCopy,          // output + input -> output (a rank adds its own part in turn)
   kRecv,                // peer -> output
   kRecvCopySend,        // peer -> output and next peer
   kRecvReduceSend,      // peer + input -> next peer
@@ -64,9 +65,12 @@ constexpr int kP2PChannel = -1;
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
-enum class Algorithm : uint8_t { kRing, kTree };
-constexpr int kNumAlgorithms = 2;
+// kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
+enum class Algorithm : uint8_t { kRing, kTree, kOrdered };
+constexpr int kNumAlgorithms = 2;  // those the cost model chooses among
 const char* algorithmName(Algorithm a);
+// All-reduce, reduce and reduce-scatter: what TUTTI_DETERMINISTIC orders.
+bool reducesAcrossRanks(Collective c);
 
 struct Plan {
   Collective collective = Collective::kAllReduce;

@@ -22,5 +22,9 @@ void planRingChannel(const PlanRequest& r, int channel, std::vector<Step>* steps
 // Trees may need two programs on one channel (reduce up, broadcast down);
 // `used` counts the plan's programs filled so far (their storage is reused).
 void planTreeChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// Deterministic reductions: same contract as planTreeChannel.
+void planOrderedChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// The plan's next program on `channel`, its storage reused.
+ChannelProgram& newProgram(Plan* plan, int channel, size_t* used);
 
 }  // namespace tutti

@@ -26,6 +26,12 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   }
   PlanRequest req = r;
   req.nchannels = r.nchannels < 1 ? 1 : r.nchannels;
+  if (req.algorithm == Algorithm::kOrdered && req.nranks > 1 && reducesAcrossRanks(req.collective)) {
+    size_t used = 0;
+    for (int c = 0; c < req.nchannels; ++c) planOrderedChannel(req, c, plan, &used);
+    plan->channels.resize(used);
+    return;
+  }
   if (req.algorithm == Algorithm::kTree && req.layout && req.nranks > 1 &&
       algorithmSupports(Algorithm::kTree, req.collective)) {
     // Tree programs vary in number per channel; existing ones are reused.

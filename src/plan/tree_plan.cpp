@@ -53,6 +53,8 @@ void broadcastDown(const TreeLinks& t, const Slice& s, bool haveOutput, std::vec
     addStep(steps, StepKind::kSend, -1, ch[i], s.begin, s.begin, s.count, false, true);
 }
 
+}  // namespace
+
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   if (*used == plan->channels.size()) plan->channels.emplace_back();
   ChannelProgram& p = plan->channels[(*used)++];
@@ -60,8 +62,6 @@ ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   p.steps.clear();
   return p;
 }
-
-}  // namespace
 
 void planTreeChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   const int which = c % 2;

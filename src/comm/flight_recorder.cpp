@@ -1,0 +1,202 @@
+#include "src/comm/flight_recorder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "kernels/dtype.h"
+#include "src/comm/hang_report.h"
+#include "src/common/config.h"
+#include "src/common/log.h"
+
+namespace tutti {
+
+namespace {
+
+int64_t wallUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+// Every live recorder, for SIGUSR1. The handler only writes a byte to a
+// pipe; a thread of tutti's does the writing, where allocating is safe.
+struct SignalList {
+  std::mutex mutex;
+  std::set<const FlightRecorder*> live;
+  int pipe[2] = {-1, -1};
+};
+
+SignalList& signalList() {
+  static auto* list = new SignalList();  // its thread outlives static destruction
+  return *list;
+}
+
+void onSignal(int) {
+  const char byte = 1;
+  ssize_t ignored = ::write(signalList().pipe[1], &byte, 1);
+  (void)ignored;
+}
+
+void startSignalWatch() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    SignalList& list = signalList();
+    if (pipe2(list.pipe, O_CLOEXEC) != 0) return;
+    std::thread([] {
+      char byte;
+      while (::read(signalList().pipe[0], &byte, 1) >= 0) {
+        std::lock_guard<std::mutex> lock(signalList().mutex);
+        for (const FlightRecorder* r : signalList().live) r->write("SIGUSR1", true);
+      }
+    }).detach();
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, nullptr);
+  });
+}
+
+// Host and communicator names are the user's: keep the JSON well formed.
+std::string escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out;
+}
+
+const char* resultName(Code c) {
+  switch (c) {
+    case Code::kOk: return "ok";
+    case Code::kTimeout: return "timeout";
+    case Code::kRemoteError: return "remote_error";
+    case Code::kInvalidUsage: return "invalid_usage";
+    case Code::kInvalidArgument: return "invalid_argument";
+    case Code::kSystemError: return "system_error";
+    default: return "error";
+  }
+}
+
+}  // namespace
+
+FlightRecorder::~FlightRecorder() {
+  if (!ring_) return;
+  {
+    std::lock_guard<std::mutex> lock(signalList().mutex);
+    signalList().live.erase(this);
+  }
+  if (!tunableString("TRACE_FILE").empty()) write("destroy", false);
+}
+
+Status FlightRecorder::start(const Identity& who) {
+  TUTTI_ASSIGN_OR_RETURN(int64_t calls, tunableInt("TRACE_CALLS"));
+  TUTTI_ASSIGN_OR_RETURN(int64_t onSignal, tunableInt("TRACE_SIGNAL"));
+  if (calls < 0 || calls > (1 << 20)) return InvalidArgument("TUTTI_TRACE_CALLS must be between 0 and 1048576");
+  who_ = who;
+  if (calls == 0) return Status::Ok();
+  capacity_ = static_cast<size_t>(calls);
+  ring_ = std::make_unique<Entry[]>(capacity_);
+  if (onSignal == 1) {
+    startSignalWatch();
+    std::lock_guard<std::mutex> lock(signalList().mutex);
+    signalList().live.insert(this);
+  }
+  return Status::Ok();
+}
+
+void FlightRecorder::begin(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count,
+                           bool onDevice) {
+  if (!ring_) return;
+  Entry& e = ring_[calls_.load(std::memory_order_relaxed) % capacity_];
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  e.sequence.store(sequence, kRelaxed);
+  e.count.store(count, kRelaxed);
+  e.startUs.store(wallUs(), kRelaxed);
+  e.endUs.store(0, kRelaxed);
+  e.collective.store(collective, kRelaxed);
+  e.dtype.store(dtype, kRelaxed);
+  e.op.store(op, kRelaxed);
+  e.root.store(root, kRelaxed);
+  e.result.store(0, kRelaxed);
+  e.onDevice.store(onDevice ? 1 : 0, kRelaxed);
+  calls_.fetch_add(1, std::memory_order_release);
+}
+
+void FlightRecorder::end(uint64_t sequence, Code result) {
+  if (!ring_) return;
+  // A call's entry is among the last few begun (a group runs several together).
+  const uint64_t n = calls_.load(std::memory_order_acquire);
+  for (uint64_t back = 1; back <= std::min<uint64_t>(n, capacity_); ++back) {
+    Entry& e = ring_[(n - back) % capacity_];
+    if (e.sequence.load(std::memory_order_relaxed) != sequence) continue;
+    e.result.store(static_cast<int32_t>(result), std::memory_order_relaxed);
+    e.endUs.store(wallUs(), std::memory_order_relaxed);
+    return;
+  }
+}
+
+std::string FlightRecorder::jsonLines() const {
+  std::string out;
+  if (!ring_) return out;
+  const uint64_t n = calls_.load(std::memory_order_acquire);
+  const uint64_t first = n > capacity_ ? n - capacity_ : 0;
+  char line[640];
+  for (uint64_t i = first; i < n; ++i) {
+    const Entry& e = ring_[i % capacity_];
+    CallRecord r;
+    r.collective = e.collective.load(std::memory_order_relaxed);
+    r.dtype = e.dtype.load(std::memory_order_relaxed);
+    r.op = e.op.load(std::memory_order_relaxed);
+    r.root = e.root.load(std::memory_order_relaxed);
+    r.count = e.count.load(std::memory_order_relaxed);
+    const int64_t endUs = e.endUs.load(std::memory_order_relaxed);
+    const auto result = static_cast<Code>(e.result.load(std::memory_order_relaxed));
+    snprintf(line, sizeof(line),
+             "{\"rank\": %d, \"nranks\": %d, \"host\": \"%s\", \"pid\": %d, \"comm\": \"%016" PRIx64
+             "\", \"name\": \"%s\", \"seq\": %" PRIu64 ", \"call\": \"%s\", \"signature\": \"%s\", \"count\": %" PRIu64
+             ", \"dtype\": \"%s\", \"memory\": \"%s\", \"start_us\": %" PRId64 ", \"end_us\": %" PRId64
+             ", \"result\": \"%s\"}\n",
+             who_.rank, who_.nranks, escaped(who_.host).c_str(), static_cast<int>(getpid()), who_.commMagic,
+             escaped(who_.commName).c_str(), e.sequence.load(std::memory_order_relaxed), apiCallName(r.collective).c_str(),
+             describeCall(r).c_str(), r.count,
+             validDataType(r.dtype) ? dtypeName(static_cast<DataType>(r.dtype)) : "?",
+             e.onDevice.load(std::memory_order_relaxed) ? "device" : "host",
+             e.startUs.load(std::memory_order_relaxed), endUs, endUs == 0 ? "in_progress" : resultName(result));
+    out += line;
+  }
+  return out;
+}
+
+void FlightRecorder::write(const char* why, bool toLogWithoutFile) const {
+  if (!ring_) return;
+  const std::string pattern = tunableString("TRACE_FILE");
+  const std::string lines = jsonLines();
+  if (!pattern.empty()) {
+    const std::string path = expandPathPattern(pattern, who_.rank);
+    std::ofstream f(path, std::ios::app);
+    f << lines;
+    if (!f) TUTTI_WARN(kSubsysAll, "rank %d: could not write the flight recorder to %s", who_.rank, path.c_str());
+    else TUTTI_WARN(kSubsysAll, "rank %d: flight recorder (%s) written to %s", who_.rank, why, path.c_str());
+    return;
+  }
+  if (!toLogWithoutFile) return;
+  TUTTI_WARN(kSubsysAll, "rank %d: flight recorder (%s), last %llu call(s), as JSON lines:\n%s", who_.rank, why,
+             static_cast<unsigned long long>(std::min<uint64_t>(calls_.load(), capacity_)), lines.c_str());
+}
+
+void FlightRecorder::writeOnFirstError() {
+  if (!errorWritten_.exchange(true)) write("error", true);
+}
+
+}  // namespace tutti

@@ -1,0 +1,67 @@
+// A communicator's flight recorder: its last TUTTI_TRACE_CALLS calls
+// (sequence number, kind, size, start and end time, result) in a ring
+// allocated once, so recording costs a few stores per call. Written as JSON
+// lines (one call each, naming rank, host, pid and communicator, so that
+// `tutti-trace` can merge every rank's file): at destroy when
+// TUTTI_TRACE_FILE is set, at the first failed call, and on SIGUSR1 when
+// TUTTI_TRACE_SIGNAL=1. Another thread may write it while calls go on: the
+// fields are atomics, and a call recorded meanwhile may show half-updated.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "src/common/status.h"
+
+namespace tutti {
+
+struct CallRecord;
+
+class FlightRecorder {
+ public:
+  struct Identity {
+    int rank = 0;
+    int nranks = 1;
+    uint64_t commMagic = 0;
+    std::string host;
+    std::string commName;
+  };
+
+  FlightRecorder() = default;
+  ~FlightRecorder();
+  // Sizes the ring (TUTTI_TRACE_CALLS) and joins the SIGUSR1 list.
+  Status start(const Identity& who);
+
+  void begin(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count, bool onDevice);
+  void end(uint64_t sequence, Code result);
+
+  // The calls held, oldest first, as JSON lines.
+  std::string jsonLines() const;
+  // To TUTTI_TRACE_FILE, else (`toLogWithoutFile`) to the log; why says what prompted it.
+  void write(const char* why, bool toLogWithoutFile) const;
+  // Writes at most once per communicator after a failed call.
+  void writeOnFirstError();
+
+ private:
+  struct Entry {
+    std::atomic<uint64_t> sequence{0};
+    std::atomic<uint64_t> count{0};
+    std::atomic<int64_t> startUs{0};  // wall clock: ranks on other hosts compare roughly
+    std::atomic<int64_t> endUs{0};    // 0: not ended
+    std::atomic<int32_t> collective{0};
+    std::atomic<int32_t> dtype{0};
+    std::atomic<int32_t> op{0};
+    std::atomic<int32_t> root{0};
+    std::atomic<int32_t> result{0};
+    std::atomic<int32_t> onDevice{0};
+  };
+  Identity who_;
+  size_t capacity_ = 0;
+  std::unique_ptr<Entry[]> ring_;
+  std::atomic<uint64_t> calls_{0};  // ever begun; the next goes to calls_ % capacity_
+  std::atomic<bool> errorWritten_{false};
+};
+
+}  // namespace tutti

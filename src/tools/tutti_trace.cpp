@@ -1,0 +1,143 @@
+// tutti-trace: merges the flight recorders of every rank (TUTTI_TRACE_FILE,
+// JSON lines) and says where the ranks part: the first call number at which
+// ranks recorded different calls, the ranks that are behind (their last
+// call is older than the others'), and the calls that never ended.
+//
+//   tutti-trace FILE...      (e.g. tutti-trace /tmp/trace.*.jsonl)
+//
+// Exit status: 0 when the ranks agree and all are level, 1 when they part,
+// 2 on bad input.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/common/json.h"
+
+namespace {
+
+struct Call {
+  std::string signature;  // "tuttiAllReduce(count 1024 float, sum)"
+  std::string result;
+  double startUs = 0;
+};
+
+// One communicator: rank -> sequence number -> call.
+struct Comm {
+  std::string name;
+  int nranks = 0;
+  std::map<int, std::map<uint64_t, Call>> ranks;
+  std::map<int, std::string> where;  // rank -> "host pid N"
+};
+
+std::string rankList(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return (ranks.size() == 1 ? "rank " : "ranks ") + s;
+}
+
+// Prints what it finds; true when the ranks part.
+bool report(const std::string& id, const Comm& comm) {
+  std::printf("communicator %s%s: %d rank(s), %zu with a record\n", id.c_str(),
+              comm.name.empty() ? "" : (" (" + comm.name + ")").c_str(), comm.nranks, comm.ranks.size());
+  bool parted = false;
+  std::vector<int> missing;
+  for (int r = 0; r < comm.nranks; ++r)
+    if (!comm.ranks.count(r)) missing.push_back(r);
+  if (!missing.empty()) {
+    std::printf("  no record from %s\n", rankList(missing).c_str());
+    parted = true;
+  }
+  // The window every rank still holds: from the latest first call to the last call seen.
+  uint64_t from = 0, newest = 0;
+  for (const auto& [rank, calls] : comm.ranks) {
+    from = std::max(from, calls.begin()->first);
+    newest = std::max(newest, calls.rbegin()->first);
+  }
+  for (uint64_t seq = from; seq <= newest; ++seq) {
+    std::map<std::string, std::vector<int>> bySignature;
+    for (const auto& [rank, calls] : comm.ranks) {
+      auto it = calls.find(seq);
+      // Sends and receives pair different calls by design; only collectives must agree.
+      const bool p2p = it != calls.end() && (it->second.signature.rfind("tuttiSend", 0) == 0 ||
+                                             it->second.signature.rfind("tuttiRecv", 0) == 0);
+      if (it != calls.end() && !p2p) bySignature[it->second.signature].push_back(rank);
+    }
+    if (bySignature.size() <= 1) continue;
+    std::printf("  call #%llu differs:\n", static_cast<unsigned long long>(seq));
+    for (const auto& [signature, ranks] : bySignature)
+      std::printf("    %s called %s\n", rankList(ranks).c_str(), signature.c_str());
+    parted = true;
+    break;  // later calls follow from the first difference
+  }
+  std::map<uint64_t, std::vector<int>> byLast;
+  for (const auto& [rank, calls] : comm.ranks) byLast[calls.rbegin()->first].push_back(rank);
+  if (byLast.size() > 1) {
+    for (const auto& [last, ranks] : byLast) {
+      if (last == newest) continue;
+      const Call& c = comm.ranks.at(ranks.front()).at(last);
+      std::printf("  %s behind: last call #%llu %s (%s), others reached #%llu", rankList(ranks).c_str(),
+                  static_cast<unsigned long long>(last), c.signature.c_str(), c.result.c_str(),
+                  static_cast<unsigned long long>(newest));
+      std::printf(ranks.size() == 1 ? " [%s]\n" : "\n", comm.where.at(ranks.front()).c_str());
+    }
+    parted = true;
+  }
+  std::map<std::string, std::vector<int>> unended;  // "#seq signature" -> ranks
+  for (const auto& [rank, calls] : comm.ranks)
+    for (const auto& [seq, c] : calls)
+      if (c.result != "ok")
+        unended["#" + std::to_string(seq) + " " + c.signature + ": " + c.result].push_back(rank);
+  for (const auto& [what, ranks] : unended) std::printf("  %s: call %s\n", rankList(ranks).c_str(), what.c_str());
+  if (!parted) std::printf("  every rank recorded the same calls, up to #%llu\n", static_cast<unsigned long long>(newest));
+  return parted;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
+    std::fprintf(stderr, "usage: tutti-trace FILE...  (flight recorders written with TUTTI_TRACE_FILE)\n");
+    return 2;
+  }
+  std::map<std::string, Comm> comms;
+  for (int i = 1; i < argc; ++i) {
+    std::ifstream f(argv[i]);
+    if (!f) {
+      std::fprintf(stderr, "tutti-trace: cannot read %s\n", argv[i]);
+      return 2;
+    }
+    std::string line;
+    for (int n = 1; std::getline(f, line); ++n) {
+      if (line.empty()) continue;
+      auto parsed = tutti::Json::parse(line);
+      if (!parsed.ok() || !parsed->isObject()) {
+        std::fprintf(stderr, "tutti-trace: %s line %d is not a flight recorder record\n", argv[i], n);
+        return 2;
+      }
+      const tutti::Json& j = *parsed;
+      Comm& comm = comms[j["comm"].asString()];
+      comm.name = j["name"].asString();
+      comm.nranks = static_cast<int>(j["nranks"].asNumber());
+      const int rank = static_cast<int>(j["rank"].asNumber());
+      comm.where[rank] = j["host"].asString() + " pid " + std::to_string(static_cast<long>(j["pid"].asNumber()));
+      // Several writes of one recorder overlap: the latest line of a call wins.
+      comm.ranks[rank][static_cast<uint64_t>(j["seq"].asNumber())] =
+          Call{j["signature"].asString(), j["result"].asString(), j["start_us"].asNumber()};
+    }
+  }
+  if (comms.empty()) {
+    std::fprintf(stderr, "tutti-trace: no records\n");
+    return 2;
+  }
+  bool parted = false;
+  for (const auto& [id, comm] : comms) parted |= report(id, comm);
+  return parted ? 1 : 0;
+}
