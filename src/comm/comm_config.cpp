@@ -47,6 +47,12 @@ Result<CommConfig> CommConfig::fromEnv() {
   TUTTI_ASSIGN_OR_RETURN(int64_t deterministic, tunableInt("DETERMINISTIC"));
   if (deterministic != 0 && deterministic != 1) return InvalidArgument("TUTTI_DETERMINISTIC must be 0 or 1");
   c.deterministic = deterministic == 1;
+  TUTTI_ASSIGN_OR_RETURN(int64_t matchCheckMs, tunableInt("MATCH_CHECK_MS"));
+  if (matchCheckMs < 0) return InvalidArgument("TUTTI_MATCH_CHECK_MS must be >= 0");
+  c.matchCheckSeconds = static_cast<double>(matchCheckMs) / 1000.0;
+  TUTTI_ASSIGN_OR_RETURN(int64_t checkCalls, tunableInt("CHECK_CALLS"));
+  if (checkCalls != 0 && checkCalls != 1) return InvalidArgument("TUTTI_CHECK_CALLS must be 0 or 1");
+  c.checkCalls = checkCalls == 1;
   return c;
 }
 

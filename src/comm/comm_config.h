@@ -29,6 +29,8 @@ struct CommConfig {
   bool p2pDisabled = false;        // TUTTI_P2P_DISABLE
   size_t deviceSlotBytes = 4 << 20;  // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk of a device call
   bool deterministic = false;        // TUTTI_DETERMINISTIC or tuttiConfig_t.deterministic
+  double matchCheckSeconds = 1;      // TUTTI_MATCH_CHECK_MS
+  bool checkCalls = false;           // TUTTI_CHECK_CALLS: compare every host call's arguments first
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes (no padding).

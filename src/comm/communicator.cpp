@@ -273,15 +273,19 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->op = a.op;
   work->nranks = nranks_;
   work->rank = rank_;
-  work->sequence = ++sequence_;
+  // Collectives are numbered: every rank calls each under the same number.
+  // Sends and receives involve two ranks, so they keep the last number.
+  work->sequence = a.internal ? 0 : p2p ? sequence_ : ++sequence_;
   work->links = this;
   work->memory = a.memory();
   work->abort = &health_.abortFlag();
   work->progress = &health_.progress().mine();
-  work->progress->enter(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
-                        static_cast<int>(a.op), a.root, a.count);
-  health_.recorder().begin(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
-                           static_cast<int>(a.op), a.root, a.count, device);
+  if (!a.internal) {
+    work->progress->enter(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
+                          static_cast<int>(a.op), a.root, a.count, !p2p);
+    health_.recorder().begin(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
+                             static_cast<int>(a.op), a.root, a.count, device);
+  }
   // Device chunks fill their connections' slots: one kernel per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
   if (!p2p)
@@ -361,6 +365,7 @@ HangReport Communicator::explainHang(const std::string& event, int noticed) {
 }
 
 void Communicator::callEnded(uint64_t sequence, Code result) {
+  if (sequence == 0) return;  // tutti's own call
   if (result == Code::kOk) health_.progress().mine().finish(sequence);
   health_.recorder().end(sequence, result);
   if (result != Code::kOk) health_.recorder().writeOnFirstError();
@@ -370,15 +375,24 @@ void Communicator::blame(const HangReport& why) {
   constexpr double kTellSeconds = 2;
   // The verdict first: a rank that learns of the failure from a connection
   // finds the verdict there, and says why.
-  if (bootstrap_) tellEveryRank(bootstrap_->peers(), bootstrap_->magic(), {why.culprit, rank_, why.culpritState}, kTellSeconds);
+  if (bootstrap_)
+    tellEveryRank(bootstrap_->peers(), bootstrap_->magic(),
+                  {why.culprit, rank_, why.culpritState, why.mismatch ? 1 : 0, why.culpritCall, why.ownCall}, kTellSeconds);
   notifyFailure(why.culprit);
 }
 
-int Communicator::blamedByPeer(int* by) {
-  if (!bootstrap_) return -1;
+HangReport Communicator::verdictOfPeer(int* by) {
+  HangReport r;
+  if (!bootstrap_) return r;
   const Verdict v = ProgressService::verdict(bootstrap_->magic());
   if (by) *by = v.by;
-  return v.culprit;
+  r.culprit = v.culprit;
+  r.mismatch = v.mismatch == 1;
+  if (r.mismatch)
+    r.text = "rank " + std::to_string(v.culprit) + " called " + describeCall(v.culpritCall) + " as call #" +
+             std::to_string(v.culpritCall.sequence) + " while rank " + std::to_string(v.by) + " called " +
+             describeCall(v.byCall);
+  return r;
 }
 
 std::string Communicator::describePeer(int peer) const {

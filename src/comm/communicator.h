@@ -34,6 +34,7 @@ struct CollectiveArgs {
   int root = 0;  // broadcast, reduce; the peer for send and recv
   bool onDevice = false;        // buffers in device memory: stream-ordered
   DeviceStream stream = nullptr;  // the caller's cudaStream_t (device buffers only)
+  bool internal = false;  // tutti's own (TUTTI_CHECK_CALLS): no call number, not recorded
   Memory memory() const { return onDevice ? Memory::kDevice : Memory::kHost; }
 };
 
@@ -71,6 +72,13 @@ class Communicator final : public Links {
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
+  // Publishes `args` (a collective) as the call this rank is about to enter,
+  // before tutti's own calls that precede it (TUTTI_CHECK_CALLS): a rank
+  // that waits there shows what it is about to call.
+  void announce(const CollectiveArgs& args) {
+    health_.progress().mine().enter(sequence_ + 1, static_cast<int>(args.collective), static_cast<int>(args.dtype),
+                                    static_cast<int>(args.op), args.root, args.count);
+  }
   // Registers with the connector every connection the plan uses for calls
   // on `m` that does not exist yet; the caller runs its phases (across
   // communicators in a group). False when nothing is missing.
@@ -78,7 +86,7 @@ class Communicator final : public Links {
     return connections_.request(plan, m, connector);
   }
   Plan* scratchPlan() { return &scratchPlan_; }
-  ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds}; }
+  ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
 
   // Device calls. Whether the connections and device scratch the calls
   // need exist; if not, the caller makes them with reserveForDevice on its
@@ -105,7 +113,7 @@ class Communicator final : public Links {
   HangReport explainHang(const std::string& event, int noticed) override;
   void blame(const HangReport& why) override;
   void callEnded(uint64_t sequence, Code result) override;
-  int blamedByPeer(int* by) override;
+  HangReport verdictOfPeer(int* by) override;
 
   // Errors and lifetime.
   std::atomic<bool>& abortFlag() { return health_.abortFlag(); }

@@ -14,6 +14,7 @@
 
 #include "kernels/dtype.h"
 #include "src/comm/hang_report.h"
+#include "src/common/clock.h"
 #include "src/common/config.h"
 #include "src/common/log.h"
 
@@ -25,6 +26,16 @@ int64_t wallUs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+// A few nanoseconds where a clock read costs tens: recording must not show
+// in a small call's latency.
+int64_t ticks() {
+#if defined(__x86_64__)
+  return static_cast<int64_t>(__builtin_ia32_rdtsc());
+#else
+  return nowNs();
+#endif
 }
 
 // Every live recorder, for SIGUSR1. The handler only writes a byte to a
@@ -107,6 +118,8 @@ Status FlightRecorder::start(const Identity& who) {
   if (calls == 0) return Status::Ok();
   capacity_ = static_cast<size_t>(calls);
   ring_ = std::make_unique<Entry[]>(capacity_);
+  startTicks_ = ticks();
+  startWallUs_ = wallUs();
   if (onSignal == 1) {
     startSignalWatch();
     std::lock_guard<std::mutex> lock(signalList().mutex);
@@ -118,19 +131,20 @@ Status FlightRecorder::start(const Identity& who) {
 void FlightRecorder::begin(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count,
                            bool onDevice) {
   if (!ring_) return;
-  Entry& e = ring_[calls_.load(std::memory_order_relaxed) % capacity_];
+  const uint64_t n = calls_.load(std::memory_order_relaxed);
+  Entry& e = ring_[n % capacity_];
   constexpr auto kRelaxed = std::memory_order_relaxed;
   e.sequence.store(sequence, kRelaxed);
   e.count.store(count, kRelaxed);
-  e.startUs.store(wallUs(), kRelaxed);
-  e.endUs.store(0, kRelaxed);
+  e.startTicks.store(ticks(), kRelaxed);
+  e.endTicks.store(0, kRelaxed);
   e.collective.store(collective, kRelaxed);
   e.dtype.store(dtype, kRelaxed);
   e.op.store(op, kRelaxed);
   e.root.store(root, kRelaxed);
   e.result.store(0, kRelaxed);
   e.onDevice.store(onDevice ? 1 : 0, kRelaxed);
-  calls_.fetch_add(1, std::memory_order_release);
+  calls_.store(n + 1, std::memory_order_release);  // one writer: no read-modify-write
 }
 
 void FlightRecorder::end(uint64_t sequence, Code result) {
@@ -141,7 +155,7 @@ void FlightRecorder::end(uint64_t sequence, Code result) {
     Entry& e = ring_[(n - back) % capacity_];
     if (e.sequence.load(std::memory_order_relaxed) != sequence) continue;
     e.result.store(static_cast<int32_t>(result), std::memory_order_relaxed);
-    e.endUs.store(wallUs(), std::memory_order_relaxed);
+    e.endTicks.store(ticks(), std::memory_order_relaxed);
     return;
   }
 }
@@ -151,16 +165,20 @@ std::string FlightRecorder::jsonLines() const {
   if (!ring_) return out;
   const uint64_t n = calls_.load(std::memory_order_acquire);
   const uint64_t first = n > capacity_ ? n - capacity_ : 0;
+  // Ticks to wall time, by the rate between start and now.
+  const int64_t nowTicks = ticks(), nowUs = wallUs();
+  const double usPerTick = nowTicks > startTicks_ ? static_cast<double>(nowUs - startWallUs_) / static_cast<double>(nowTicks - startTicks_) : 0;
+  auto toWallUs = [&](int64_t t) { return t == 0 ? 0 : startWallUs_ + static_cast<int64_t>(static_cast<double>(t - startTicks_) * usPerTick); };
   char line[640];
   for (uint64_t i = first; i < n; ++i) {
     const Entry& e = ring_[i % capacity_];
-    CallRecord r;
+    CallSignature r;
     r.collective = e.collective.load(std::memory_order_relaxed);
     r.dtype = e.dtype.load(std::memory_order_relaxed);
     r.op = e.op.load(std::memory_order_relaxed);
     r.root = e.root.load(std::memory_order_relaxed);
     r.count = e.count.load(std::memory_order_relaxed);
-    const int64_t endUs = e.endUs.load(std::memory_order_relaxed);
+    const int64_t endUs = toWallUs(e.endTicks.load(std::memory_order_relaxed));
     const auto result = static_cast<Code>(e.result.load(std::memory_order_relaxed));
     snprintf(line, sizeof(line),
              "{\"rank\": %d, \"nranks\": %d, \"host\": \"%s\", \"pid\": %d, \"comm\": \"%016" PRIx64
@@ -172,7 +190,7 @@ std::string FlightRecorder::jsonLines() const {
              describeCall(r).c_str(), r.count,
              validDataType(r.dtype) ? dtypeName(static_cast<DataType>(r.dtype)) : "?",
              e.onDevice.load(std::memory_order_relaxed) ? "device" : "host",
-             e.startUs.load(std::memory_order_relaxed), endUs, endUs == 0 ? "in_progress" : resultName(result));
+             toWallUs(e.startTicks.load(std::memory_order_relaxed)), endUs, endUs == 0 ? "in_progress" : resultName(result));
     out += line;
   }
   return out;

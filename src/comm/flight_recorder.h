@@ -48,8 +48,8 @@ class FlightRecorder {
   struct Entry {
     std::atomic<uint64_t> sequence{0};
     std::atomic<uint64_t> count{0};
-    std::atomic<int64_t> startUs{0};  // wall clock: ranks on other hosts compare roughly
-    std::atomic<int64_t> endUs{0};    // 0: not ended
+    std::atomic<int64_t> startTicks{0};  // cycle counter (cheap); wall clock when written out
+    std::atomic<int64_t> endTicks{0};    // 0: not ended
     std::atomic<int32_t> collective{0};
     std::atomic<int32_t> dtype{0};
     std::atomic<int32_t> op{0};
@@ -61,6 +61,8 @@ class FlightRecorder {
   size_t capacity_ = 0;
   std::unique_ptr<Entry[]> ring_;
   std::atomic<uint64_t> calls_{0};  // ever begun; the next goes to calls_ % capacity_
+  int64_t startTicks_ = 0;          // the cycle counter and the wall clock at start,
+  int64_t startWallUs_ = 0;         // to turn ticks into wall time when written
   std::atomic<bool> errorWritten_{false};
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "kernels/reducer.h"
+#include "src/comm/call_check.h"
 
 namespace tutti {
 
@@ -67,6 +68,11 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
     tGroup.calls.push_back({comm, args, {}});
     return Status::Ok();
   }
+  if (comm->config().checkCalls) TUTTI_RETURN_IF_ERROR(checkSameCall(comm, args));
+  return runNow(comm, args);
+}
+
+Status runNow(Communicator* comm, const CollectiveArgs& args) {
   Work work;
   TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
   // Connections are made on first use only: steady-state calls allocate nothing.

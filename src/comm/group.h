@@ -37,6 +37,8 @@ struct PlanToConnect {
 };
 Status connectPlans(const std::vector<PlanToConnect>& plans);
 
+// Runs one call now, outside any group.
+Status runNow(Communicator* comm, const CollectiveArgs& args);
 // Queues the call in the open group, or runs it now.
 Status submit(Communicator* comm, const CollectiveArgs& args);
 

@@ -20,14 +20,6 @@ bool reduces(int collective) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }
 
-// Whether two ranks' records of one call agree on everything the call's kind uses.
-bool sameCall(const CallRecord& a, const CallRecord& b) {
-  if (a.collective != b.collective || a.count != b.count || a.dtype != b.dtype) return false;
-  if (reduces(a.collective) && a.op != b.op) return false;
-  return !rooted(a.collective) || static_cast<Collective>(a.collective) == Collective::kSend ||
-         static_cast<Collective>(a.collective) == Collective::kRecv || a.root == b.root;
-}
-
 // "1, 3-5, 8"
 std::string rankList(const std::vector<int>& ranks) {
   std::string s;
@@ -63,6 +55,13 @@ std::string lastCall(const CallRecord& r) {
 
 }  // namespace
 
+bool sameCall(const CallSignature& a, const CallSignature& b) {
+  if (a.collective != b.collective || a.count != b.count || a.dtype != b.dtype) return false;
+  if (reduces(a.collective) && a.op != b.op) return false;
+  return !rooted(a.collective) || static_cast<Collective>(a.collective) == Collective::kSend ||
+         static_cast<Collective>(a.collective) == Collective::kRecv || a.root == b.root;
+}
+
 std::string apiCallName(int collective) {
   switch (static_cast<Collective>(collective)) {
     case Collective::kAllReduce: return "tuttiAllReduce";
@@ -76,7 +75,7 @@ std::string apiCallName(int collective) {
   return "call";
 }
 
-std::string describeCall(const CallRecord& r) {
+std::string describeCall(const CallSignature& r) {
   std::string s = apiCallName(r.collective) + "(count " + std::to_string(r.count);
   if (validDataType(r.dtype)) s += std::string(" ") + dtypeName(static_cast<DataType>(r.dtype));
   if (reduces(r.collective) && validRedOp(r.op)) s += std::string(", ") + redOpName(static_cast<RedOp>(r.op));
@@ -87,11 +86,26 @@ std::string describeCall(const CallRecord& r) {
   return s + ")";
 }
 
+uint64_t firstDifference(const CallRecord& a, const CallRecord& b, CallSignature* inA, CallSignature* inB) {
+  uint64_t first = 0;
+  for (const CallSignature& x : a.recent) {
+    if (x.sequence == 0 || (first && x.sequence >= first)) continue;
+    for (const CallSignature& y : b.recent)
+      if (y.sequence == x.sequence && !sameCall(x, y)) {
+        first = x.sequence;
+        *inA = x;
+        *inB = y;
+      }
+  }
+  return first;
+}
+
 HangReport explainHang(int rank, const CallRecord& mine, const std::string& event,
                        const std::vector<HangPeer>& peers, int noticed) {
   const uint64_t seq = mine.entered;
   const std::string call = "call #" + std::to_string(seq);
   // Blame in this order: what certainly stops the call before what may.
+  HangReport report;
   constexpr int kKinds = 6;
   std::vector<std::string> stopped, mismatched, absent, named, gone, silent;
   std::vector<int> culprits[kKinds];
@@ -104,10 +118,20 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
     const bool known = pr.answered && pr.hasRecord;
     const auto state = static_cast<ProcessState>(pr.state);
     std::string facts;
-    if (known && rec.entered < seq) facts = "has not entered " + call + " (" + lastCall(rec) + ")";
-    else if (known && rec.entered == seq && rec.finished < seq && !sameCall(rec, mine))
-      facts = "called " + describeCall(rec) + " as " + call + " while rank " + std::to_string(rank) +
-              " called " + describeCall(mine);
+    // Another call under one number, this one or a recent one (a call that
+    // differs may still complete: a broadcast's root sends and is done).
+    CallSignature theirs, ours;
+    const uint64_t differsAt = known && peer != rank ? firstDifference(rec, mine, &theirs, &ours) : 0;
+    const bool differs = differsAt > 0;
+    if (differs) {
+      facts = "called " + describeCall(theirs) + " as call #" + std::to_string(differsAt) + " while rank " +
+              std::to_string(rank) + " called " + describeCall(ours);
+      if (!report.mismatch) {
+        report.mismatch = true;
+        report.culpritCall = theirs;
+        report.ownCall = ours;
+      }
+    } else if (known && rec.entered < seq) facts = "has not entered " + call + " (" + lastCall(rec) + ")";
     else if (known && rec.finished < seq) facts = "is inside " + call;
     // A stopped rank holds everyone up; a gone one is more often a rank
     // that gave up before this one (the cause of a death is seen at once
@@ -116,7 +140,7 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
     if (peer != rank && pr.answered && state == ProcessState::kStopped) {
       stopped.push_back(whoIs(peer, p) + " " + (facts.empty() ? "is stopped" : facts));
       culprits[0].push_back(peer);
-    } else if (known && rec.entered == seq && rec.finished < seq && !sameCall(rec, mine)) {
+    } else if (differs) {
       mismatched.push_back(whoIs(peer, p) + " " + facts);
       culprits[1].push_back(peer);
     } else if (known && rec.entered < seq && state != ProcessState::kGone) {
@@ -137,7 +161,6 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
       waiting.push_back(peer);
     }
   }
-  HangReport report;
   report.text = apiCallName(mine.collective) + " #" + std::to_string(seq) + " " + event + ": ";
   int first = -1;
   std::string blame;
@@ -162,6 +185,8 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
   for (int k = last; k < kKinds; ++k) left.insert(left.end(), culprits[k].begin(), culprits[k].end());
   std::sort(left.begin(), left.end());
   report.culprit = culprits[first].front();
+  report.mismatch = first == 1;
+  if (report.mismatch) report.culprit = culprits[1].front();
   const RankProgress& blamed0 = peers[report.culprit].progress;
   report.culpritState = blamed0.answered ? blamed0.state : -1;
   report.text += blame;

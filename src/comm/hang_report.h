@@ -22,7 +22,11 @@ struct HangPeer {
 // "tuttiAllReduce" for an allreduce record.
 std::string apiCallName(int collective);
 // "tuttiAllReduce(count 1024 float32, sum)": what a record says was called.
-std::string describeCall(const CallRecord& r);
+std::string describeCall(const CallSignature& c);
+// Whether two ranks' calls agree on everything their kind uses.
+bool sameCall(const CallSignature& a, const CallSignature& b);
+// The earliest call number both records hold under which they differ (0: none).
+uint64_t firstDifference(const CallRecord& a, const CallRecord& b, CallSignature* inA, CallSignature* inB);
 
 // `mine` is this rank's record (its entered call is the one that hangs);
 // `event` says what happened to it ("timed out on rank 3 after 30 s");

@@ -27,8 +27,9 @@ struct Query {
   uint64_t magic;
   uint64_t commMagic;
   int32_t nranks;
-  int32_t kind;  // kVerdict: ranks[0] is {culprit, by}, ranks[1].rank the culprit's state
-  RankOnHost ranks[ProgressService::kMaxRanksPerQuery];
+  int32_t kind;
+  Verdict verdict;  // kVerdict
+  RankOnHost ranks[ProgressService::kMaxRanksPerQuery];  // kAsk
 };
 
 // One listener and its thread; lives as long as the process.
@@ -58,7 +59,7 @@ class Responder {
       return;
     }
     if (q.kind == kVerdict) {
-      ProgressService::recordVerdict(q.commMagic, {q.ranks[0].rank, q.ranks[0].pid, q.ranks[1].rank});
+      ProgressService::recordVerdict(q.commMagic, q.verdict);
       return;
     }
     RankProgress reply[ProgressService::kMaxRanksPerQuery];
@@ -125,9 +126,7 @@ Status ProgressService::tell(const SocketAddress& address, uint64_t commMagic, c
   q.magic = kQueryMagic;
   q.commMagic = commMagic;
   q.kind = kVerdict;
-  q.nranks = 2;
-  q.ranks[0] = {v.culprit, v.by};
-  q.ranks[1] = {v.culpritState, 0};
+  q.verdict = v;
   TUTTI_ASSIGN_OR_RETURN(Socket s, Socket::connect(address, deadline));
   return s.sendAll(&q, sizeof(q), deadline);
 }

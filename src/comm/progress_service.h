@@ -29,6 +29,9 @@ struct Verdict {
   int32_t culprit = -1;  // -1: no verdict
   int32_t by = -1;
   int32_t culpritState = -1;  // ProcessState; -1: its host did not answer
+  int32_t mismatch = 0;       // 1: the culprit called something else under one number:
+  CallSignature culpritCall;  // what it called,
+  CallSignature byCall;       // and what `by` called
 };
 
 // What is known of one rank.

@@ -21,6 +21,7 @@ class Deadline {
     return Deadline(nowNs() + static_cast<int64_t>(seconds * 1e9));
   }
   bool expired() const { return nowNs() >= at_; }
+  int64_t atNs() const { return at_; }
   // Milliseconds left, clamped to [0, cap] for poll().
   int remainingMs(int cap = 1000) const {
     int64_t left = (at_ - nowNs()) / 1000000;

@@ -22,6 +22,7 @@ struct Cursor {
   int recvPeer = -1;
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
+  bool sizeMismatch = false;  // a chunk arrived with another size than this call's
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
   bool waitIsRecv = false;
@@ -62,8 +63,11 @@ class Run {
   // The deadline passed: asks the ranks why, and blames the rank that
   // holds the call up (telling every rank) rather than the peer waited on.
   Status timedOut(Cursor& c);
-  // Another rank timed out and blamed `culprit`: gives up now, saying why.
-  Status givenUp(Cursor& c, int culprit, int by);
+  // Another rank gave a verdict (a hang's culprit, or a mismatch): gives up now, saying why.
+  Status givenUp(Cursor& c, const HangReport& verdict, int by);
+  // Asks every rank what it called under this call's number: InvalidUsage
+  // naming both calls (and every rank told) when one called another, else Ok.
+  Status checkMatch(Cursor& c, const std::string& event);
   // Publishes what the first blocked cursor waits on (ranks that time out read it).
   void publishWait() const;
   // Fails the run on `cause`, which came from the connection to `peer` (-1:
@@ -87,7 +91,8 @@ class Run {
   size_t count_;
   const Reducer& reducer_;
   const ExecOptions& options_;
-  int64_t startNs_ = nowNs();
+  int64_t startNs_ = 0;  // set with the deadline: no clock read of its own on the fast path
+  double nextMatchCheck_ = options_.matchCheckSeconds;  // seconds into the call; doubles after each
   // Reused across calls on this thread: steady-state calls allocate nothing.
   static thread_local std::vector<Cursor> cursors_;
 };
@@ -191,14 +196,24 @@ Status Run::timedOut(Cursor& c) {
   return TimeoutError(why.text + " (TUTTI_TIMEOUT); here, " + where(c));
 }
 
-Status Run::givenUp(Cursor& c, int culprit, int by) {
+Status Run::givenUp(Cursor& c, const HangReport& verdict, int by) {
+  const int culprit = verdict.culprit;
+  c.work->links->notifyFailure(culprit);
+  if (verdict.mismatch)  // the finder's words: the ranks it compared may have left since
+    return InvalidUsage(verdict.text + ", as rank " + std::to_string(by) + " found; here, " + where(c));
   char event[128];
   snprintf(event, sizeof(event), "was given up on rank %d after %.1f s, when rank %d timed out", c.work->rank,
            static_cast<double>(nowNs() - startNs_) / 1e9, by);
   HangReport why = c.work->links->explainHang(event, culprit);
-  c.work->links->notifyFailure(why.culprit >= 0 ? why.culprit : culprit);
-  if (why.text.empty()) why.text = std::string("rank ") + std::to_string(by) + " timed out and blames rank " + std::to_string(culprit);
-  return RemoteError(why.text + "; here, " + where(c));
+  if (why.text.empty()) why.text = std::string("rank ") + std::to_string(by) + " gave up and blames rank " + std::to_string(culprit);
+  return Status(why.mismatch ? Code::kInvalidUsage : Code::kRemoteError, why.text + "; here, " + where(c));
+}
+
+Status Run::checkMatch(Cursor& c, const std::string& event) {
+  HangReport why = c.work->links->explainHang(event, -1);
+  if (!why.mismatch) return Status::Ok();
+  c.work->links->blame(why);
+  return InvalidUsage(why.text + "; here, " + where(c));
 }
 
 void Run::publishWait() const {
@@ -221,6 +236,11 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
     c.waitPeer = peer;
     c.waitIsRecv = !sending;
   }
+  if (c.sizeMismatch) {  // most likely another call under this number: find it
+    Status mismatch = checkMatch(c, "does not match across ranks (rank " + std::to_string(c.work->rank) +
+                                        " received a chunk of another size)");
+    if (!mismatch.ok()) return mismatch;
+  }
   if (cause.code() == Code::kInvalidUsage) return describe(c, cause);  // aborted, or a caller's mistake
   int failed = c.waitIsRecv ? (c.recv ? c.recv->reportedFailure() : -1)
                             : (c.send ? c.send->reportedFailure() : -1);
@@ -231,8 +251,20 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
       why = Status(cause.code(), cause.message() + "; rank " + std::to_string(failed) +
                                      " failed first, as its peers report");
   }
-  int by = -1;  // a notice that carries a hang's verdict: say why, as that rank found
-  if (failed >= 0 && c.work->links->blamedByPeer(&by) == failed) return givenUp(c, failed, by);
+  if (failed >= 0) {  // a peer gave up: with a verdict, say why, as the rank that gave it found
+    // The verdict goes out before the notices, but to another thread of
+    // this process: give it a moment to land.
+    constexpr double kVerdictGraceSeconds = 0.05;
+    Deadline grace = Deadline::after(kVerdictGraceSeconds);
+    int by = -1;
+    for (;;) {
+      HangReport v = c.work->links->verdictOfPeer(&by);
+      if (v.culprit >= 0) return givenUp(c, v, by);
+      if (grace.expired()) break;
+      timespec ts{0, 1000000};
+      nanosleep(&ts, nullptr);
+    }
+  }
   if (failed < 0) failed = c.waitPeer;
   c.work->links->notifyFailure(failed);
   return describe(c, why);
@@ -264,6 +296,7 @@ Advance Run::advance(Cursor& c, Status* error) {
       }
       if (recvBytes != n * es) {
         c.waitPeer = s.recvPeer;
+        c.sizeMismatch = true;
         *error = InvalidUsage("received a chunk of " + std::to_string(recvBytes) +
                               " bytes where " + std::to_string(n * es) +
                               " were expected (do all ranks call the same collective with the "
@@ -347,10 +380,10 @@ Status Run::progressProgram(Cursor& c) {
     }
     if (send) lastSend = send;
     RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.work->memory, c.program->channel, s.recvPeer) : nullptr;
-    if (recv && recv != lastRecv && recv != c.recv) {
-      Status st = recv->progress();
-      if (!st.ok()) return fail(c, st, s.recvPeer, false);
-    }
+    // A peer that sent all this call needs from it may have returned and
+    // closed: no error until a step waits on that connection (then peek
+    // and checkPeer report it).
+    if (recv && recv != lastRecv && recv != c.recv) (void)recv->progress();
     if (recv) lastRecv = recv;
   }
   return Status::Ok();
@@ -365,7 +398,7 @@ Status Run::checkHealth() {
                              : (c.send ? c.send->checkPeer() : Status::Ok());
     if (!st.ok()) return fail(c, st);
     int by = -1;
-    if (int culprit = c.work->links->blamedByPeer(&by); culprit >= 0) return givenUp(c, culprit, by);
+    if (HangReport v = c.work->links->verdictOfPeer(&by); v.culprit >= 0) return givenUp(c, v, by);
   }
   return Status::Ok();
 }
@@ -395,6 +428,7 @@ Status Run::go() {
     }
   }
   Deadline deadline = Deadline::after(options_.timeoutSeconds);
+  startNs_ = deadline.atNs() - static_cast<int64_t>(options_.timeoutSeconds * 1e9);
   Backoff backoff(options_.spinCount);
   size_t live = cursors_.size();
   while (live > 0) {
@@ -435,6 +469,18 @@ Status Run::go() {
     if (backoff.shouldCheck()) {
       TUTTI_RETURN_IF_ERROR(checkHealth());
       publishWait();
+      const double waited = static_cast<double>(nowNs() - startNs_) / 1e9;
+      if (nextMatchCheck_ > 0 && waited >= nextMatchCheck_) {
+        nextMatchCheck_ *= 2;
+        char event[96];
+        snprintf(event, sizeof(event), "does not match across ranks (seen by rank %d after %.1f s)",
+                 cursors_.front().work->rank, waited);
+        for (Cursor& c : cursors_)
+          if (!c.finished()) {
+            TUTTI_RETURN_IF_ERROR(checkMatch(c, event));
+            break;
+          }
+      }
       if (deadline.expired()) {
         for (Cursor& c : cursors_)
           if (!c.finished()) return timedOut(c);

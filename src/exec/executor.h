@@ -26,6 +26,9 @@ namespace tutti {
 struct HangReport {
   int culprit = -1;  // the first rank to blame; -1: none found
   int culpritState = -1;  // its ProcessState; -1: not known
+  bool mismatch = false;  // the culprit called something else under the same number
+  CallSignature culpritCall;  // when mismatch: its call, and this rank's under that number
+  CallSignature ownCall;
   std::string text;  // empty when nothing was learned
 };
 
@@ -58,10 +61,11 @@ class Links {
   }
   // Gives up on the report's culprit and tells every rank, not only this rank's peers.
   virtual void blame(const HangReport& why) { notifyFailure(why.culprit); }
-  // The rank another rank blamed when it timed out (-1: none), and which rank did.
-  virtual int blamedByPeer(int* by) {
+  // The verdict another rank gave (culprit -1: none), and which rank gave it;
+  // for a mismatch, its text names both calls.
+  virtual HangReport verdictOfPeer(int* by) {
     (void)by;
-    return -1;
+    return {};
   }
 };
 
@@ -86,6 +90,9 @@ struct Work {
 struct ExecOptions {
   int spinCount = 2000;
   double timeoutSeconds = 300;
+  // A call blocked this long asks the ranks what they called under its
+  // number (again at twice that, and so on); 0: only at the timeout.
+  double matchCheckSeconds = 1;
 };
 
 // Runs every Work to completion (or the first error). Works that share a

@@ -35,10 +35,14 @@ void directReduceScatter(const PlanRequest& r, int c, const Slice& s, Plan* plan
     addStep(&sends, StepKind::kSend, -1, j, blockOf(j), s.begin, s.count);
   }
   std::vector<Step>& sum = newProgram(plan, c, used).steps;
-  for (int from = 0; from < n; ++from) {
+  // x0 + x1 is the same either way round, so ranks 0 and 1 start with it
+  // in one pass over their own block; the others start from x0.
+  int from = 2;
+  if (me <= 1) addStep(&sum, StepKind::kRecvReduceCopy, 1 - me, -1, blockOf(me), s.begin, s.count, n == 2);
+  else from = 0;
+  for (; from < n; ++from) {
     const bool last = from == n - 1;
-    if (from == 0 && me == 0) addStep(&sum, StepKind::kCopy, -1, -1, blockOf(me), s.begin, s.count, last);
-    else if (from == 0) addStep(&sum, StepKind::kRecv, 0, -1, 0, s.begin, s.count);
+    if (from == 0) addStep(&sum, StepKind::kRecv, 0, -1, 0, s.begin, s.count);
     else if (from == me) addStep(&sum, StepKind::kReduceCopy, -1, -1, blockOf(me), s.begin, s.count, last);
     else addStep(&sum, StepKind::kRecvReduceCopy, from, -1, s.begin, s.begin, s.count, last, true);
   }

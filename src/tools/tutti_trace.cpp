@@ -1,7 +1,9 @@
 // tutti-trace: merges the flight recorders of every rank (TUTTI_TRACE_FILE,
-// JSON lines) and says where the ranks part: the first call number at which
-// ranks recorded different calls, the ranks that are behind (their last
-// call is older than the others'), and the calls that never ended.
+// JSON lines) and says where the ranks part: the first collective number at
+// which ranks recorded different calls, the ranks that are behind (their
+// last collective is older than the others'), and the calls that did not
+// end well. Sends and receives are left out: they involve two ranks and
+// carry the last collective's number.
 //
 //   tutti-trace FILE...      (e.g. tutti-trace /tmp/trace.*.jsonl)
 //
@@ -65,10 +67,7 @@ bool report(const std::string& id, const Comm& comm) {
     std::map<std::string, std::vector<int>> bySignature;
     for (const auto& [rank, calls] : comm.ranks) {
       auto it = calls.find(seq);
-      // Sends and receives pair different calls by design; only collectives must agree.
-      const bool p2p = it != calls.end() && (it->second.signature.rfind("tuttiSend", 0) == 0 ||
-                                             it->second.signature.rfind("tuttiRecv", 0) == 0);
-      if (it != calls.end() && !p2p) bySignature[it->second.signature].push_back(rank);
+      if (it != calls.end()) bySignature[it->second.signature].push_back(rank);
     }
     if (bySignature.size() <= 1) continue;
     std::printf("  call #%llu differs:\n", static_cast<unsigned long long>(seq));
@@ -123,6 +122,9 @@ int main(int argc, char** argv) {
         return 2;
       }
       const tutti::Json& j = *parsed;
+      // Sends and receives involve two ranks and carry the last collective's
+      // number: only collectives are compared across ranks.
+      if (j["call"].asString() == "tuttiSend" || j["call"].asString() == "tuttiRecv") continue;
       Comm& comm = comms[j["comm"].asString()];
       comm.name = j["name"].asString();
       comm.nranks = static_cast<int>(j["nranks"].asNumber());

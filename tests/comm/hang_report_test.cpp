@@ -23,6 +23,7 @@ CallRecord call(Collective c, uint64_t entered, uint64_t finished, size_t count 
   r.dtype = static_cast<int>(dt);
   r.op = static_cast<int>(op);
   r.root = root;
+  if (entered) r.recent[entered % CallRecord::kRecent] = r.signature();
   return r;
 }
 
