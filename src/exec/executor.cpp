@@ -65,6 +65,9 @@ class Run {
   Status timedOut(Cursor& c);
   // Another rank gave a verdict (a hang's culprit, or a mismatch): gives up now, saying why.
   Status givenUp(Cursor& c, const HangReport& verdict, int by);
+  // The verdict a peer gave, waiting a moment for one: it goes out before
+  // the notices, but to another thread of this process.
+  static HangReport awaitVerdict(Links* links, int* by);
   // Asks every rank what it called under this call's number: InvalidUsage
   // naming both calls (and every rank told) when one called another, else Ok.
   Status checkMatch(Cursor& c, const std::string& event);
@@ -209,6 +212,17 @@ Status Run::givenUp(Cursor& c, const HangReport& verdict, int by) {
   return Status(why.mismatch ? Code::kInvalidUsage : Code::kRemoteError, why.text + "; here, " + where(c));
 }
 
+HangReport Run::awaitVerdict(Links* links, int* by) {
+  constexpr double kVerdictGraceSeconds = 0.05;
+  Deadline grace = Deadline::after(kVerdictGraceSeconds);
+  for (;;) {
+    HangReport v = links->verdictOfPeer(by);
+    if (v.culprit >= 0 || grace.expired()) return v;
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
 Status Run::checkMatch(Cursor& c, const std::string& event) {
   HangReport why = c.work->links->explainHang(event, -1);
   if (!why.mismatch) return Status::Ok();
@@ -240,6 +254,10 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
     Status mismatch = checkMatch(c, "does not match across ranks (rank " + std::to_string(c.work->rank) +
                                         " received a chunk of another size)");
     if (!mismatch.ok()) return mismatch;
+    // The rank that differs may have found it first, told us, and left.
+    int by = -1;
+    HangReport v = awaitVerdict(c.work->links, &by);
+    if (v.culprit >= 0) return givenUp(c, v, by);
   }
   if (cause.code() == Code::kInvalidUsage) return describe(c, cause);  // aborted, or a caller's mistake
   int failed = c.waitIsRecv ? (c.recv ? c.recv->reportedFailure() : -1)
@@ -252,18 +270,9 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
                                      " failed first, as its peers report");
   }
   if (failed >= 0) {  // a peer gave up: with a verdict, say why, as the rank that gave it found
-    // The verdict goes out before the notices, but to another thread of
-    // this process: give it a moment to land.
-    constexpr double kVerdictGraceSeconds = 0.05;
-    Deadline grace = Deadline::after(kVerdictGraceSeconds);
     int by = -1;
-    for (;;) {
-      HangReport v = c.work->links->verdictOfPeer(&by);
-      if (v.culprit >= 0) return givenUp(c, v, by);
-      if (grace.expired()) break;
-      timespec ts{0, 1000000};
-      nanosleep(&ts, nullptr);
-    }
+    HangReport v = awaitVerdict(c.work->links, &by);
+    if (v.culprit >= 0) return givenUp(c, v, by);
   }
   if (failed < 0) failed = c.waitPeer;
   c.work->links->notifyFailure(failed);
