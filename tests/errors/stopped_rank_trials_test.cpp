@@ -10,47 +10,19 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <random>
 #include <string>
 
-#include "tests/harness/stop_trial.h"
+#include "tests/harness/fault_trial.h"
 
 namespace tutti_test {
 namespace {
 
-constexpr int kRanks = 6;
 constexpr int kTimeoutSeconds = 4;
-
-StopTrial trialNumber(int t, const std::string& net) {
-  std::mt19937_64 rng(7000003ull * t + std::hash<std::string>()(net));
-  StopTrial trial;
-  trial.victim = static_cast<int>(rng() % kRanks);
-  trial.stopAfterMs = 10 + static_cast<int>(rng() % 500);
-  trial.seed = rng();
-  trial.timeoutSeconds = kTimeoutSeconds;
-  return trial;
-}
 
 void runTrials(const std::string& net) {
   const char* env = getenv("TUTTI_STOP_TRIALS");
   const int trials = env ? atoi(env) : 2;
-  int clean = 0;
-  for (int t = 0; t < trials; ++t) {
-    StopTrial trial = trialNumber(t, net);
-    auto outcomes = runRanks(kRanks, [trial](const RankContext& ctx) { return runStopTrialRank(ctx, trial); },
-                             [net](int) {
-                               std::map<std::string, std::string> e{
-                                   {"TUTTI_SOCKET_IFNAME", "lo"},
-                                   {"TUTTI_TIMEOUT", std::to_string(kTimeoutSeconds)}};
-                               if (net == "socket") e["TUTTI_SHM_DISABLE"] = "1";
-                               return e;
-                             },
-                             120);
-    std::string story = stopTrialStory(outcomes, trial);
-    if (story.empty()) ++clean;
-    EXPECT_EQ(story, "") << net << " trial " << t << ": rank " << trial.victim << " stopped "
-                         << trial.stopAfterMs << " ms after init";
-  }
+  const int clean = runFaultTrials(Fault::kStop, net, trials, 6, kTimeoutSeconds);
   std::cout << "stop trials over " << net << ": " << clean << " of " << trials
             << " with every other rank naming the stopped rank\n";
 }

@@ -21,7 +21,7 @@
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
-#include "tests/harness/stop_trial.h"
+#include "tests/harness/fault_trial.h"
 
 namespace tutti_test {
 namespace {
@@ -238,10 +238,10 @@ TEST(MultiNodeInterfaces, UnreachableInterfaceFailsNamingItWithinTheTimeout) {
 // stopped, and what it last entered, from its node-mate's progress service.
 TEST(MultiNodeHang, RanksOfOtherNodesNameTheStoppedRank) {
   SKIP_WITHOUT_NODES(3);
-  const StopTrial trial{4, 200, 12345, 4};  // rank 4 runs on node 1, beside rank 1
-  auto outcomes = runRanks(6, [trial](const RankContext& ctx) { return runStopTrialRank(ctx, trial); },
+  const FaultTrial trial{Fault::kStop, 4, 200, 12345, 4};  // rank 4 runs on node 1, beside rank 1
+  auto outcomes = runRanks(6, [trial](const RankContext& ctx) { return runFaultTrialRank(ctx, trial); },
                            nodeEnv(3, {{"TUTTI_TIMEOUT", std::to_string(trial.timeoutSeconds)}}), 120);
-  EXPECT_EQ(stopTrialStory(outcomes, trial), "");
+  EXPECT_EQ(faultTrialStory(outcomes, trial), "");
 }
 
 }  // namespace
