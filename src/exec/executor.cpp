@@ -209,7 +209,9 @@ Status Run::givenUp(Cursor& c, const HangReport& verdict, int by) {
            static_cast<double>(nowNs() - startNs_) / 1e9, by);
   HangReport why = c.work->links->explainHang(event, culprit);
   if (why.text.empty()) why.text = std::string("rank ") + std::to_string(by) + " gave up and blames rank " + std::to_string(culprit);
-  return Status(why.mismatch ? Code::kInvalidUsage : Code::kRemoteError, why.text + "; here, " + where(c));
+  // The call could not complete in time anywhere: a timeout here too
+  // (what callers and PyTorch's watchdog look for).
+  return Status(why.mismatch ? Code::kInvalidUsage : Code::kTimeout, why.text + "; here, " + where(c));
 }
 
 HangReport Run::awaitVerdict(Links* links, int* by) {
