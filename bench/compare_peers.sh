@@ -4,7 +4,8 @@
 # huge pages, TCP) and Gloo (TCP) on this machine. Each tutti config runs right
 # after the peer configs it is compared with, and the whole set runs PASSES
 # times, so slow drift of a shared machine hits both sides alike.
-# Writes bench/results/allreduce_vs_peers.md and the raw outputs under raw/.
+# Writes bench/results/allreduce_vs_peers.md, its plots (allreduce_vs_peers_{2,4}ranks.png,
+# by bench/plot.py) and the raw outputs under raw/.
 #   PEERS=../shared/peers  the peers' harness (run_all.sh installs Open MPI and Gloo)
 #   OUT=bench/results      where the report goes
 #   PASSES=2
@@ -46,6 +47,19 @@ for pass in $(seq 1 "$PASSES"); do
   tutti "$pass" 4 tcp
 done
 python3 bench/compare_peers.py "$raw" >"$OUT/allreduce_vs_peers.md"
+# The same figures as pictures, the passes' medians (matplotlib: Debian's python).
+for np in 2 4; do
+  files=()
+  for f in "$raw"/pass*/{tutti,openmpi,gloo}_"${np}"_*.csv; do
+    case $f in
+      */tutti_*_shm.csv) files+=("tutti shm=$f") ;;
+      */tutti_*_tcp.csv) files+=("tutti tcp=$f") ;;
+      *) files+=("$f") ;;
+    esac
+  done
+  /usr/bin/python3 bench/plot.py --out "$OUT/allreduce_vs_peers_${np}ranks.png" \
+    --title "float32 sum all-reduce, $np ranks on this machine" "${files[@]}"
+done
 for pass in $(seq 1 "$PASSES"); do
   mkdir -p "$OUT/raw/pass$pass"
   cp "$raw/pass$pass/"* "$OUT/raw/pass$pass/"

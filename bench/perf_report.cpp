@@ -16,8 +16,9 @@ void printResult(const PerfResult& r) {
 
 }  // namespace
 
-void PerfReport::printHeader(const PerfArgs& a, int nranks) {
+void PerfReport::printHeader(const PerfArgs& a, int nranks, double initMs) {
   nranks_ = nranks;
+  initMs_ = initMs;
   char host[64] = {0};
   gethostname(host, sizeof(host) - 1);
   printf("# tutti-perf %s: nranks %d (processes %d x threads %d) minBytes %zu maxBytes %zu "
@@ -29,7 +30,8 @@ void PerfReport::printHeader(const PerfArgs& a, int nranks) {
                              : a.emulateDevice ? "device memory (emulated GPUs, " + std::to_string(a.emulateDevice) +
                                                      " per process)"
                                                : "device memory";
-  printf("#\n# Using %s on %s\n#\n", memory.c_str(), host);
+  printf("#\n# Using %s on %s\n# Init: %.1f ms (the slowest rank's tuttiCommInitRank)\n#\n", memory.c_str(), host,
+         initMs);
   printf("# %10s  %12s  %8s  %6s  %6s  %27s   %27s\n", "", "", "", "", "", "out-of-place", "in-place");
   printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
          "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
@@ -83,9 +85,9 @@ int PerfReport::finish() {
   }
   if (!args_.jsonPath.empty()) {
     if (FILE* f = fopen(args_.jsonPath.c_str(), "w")) {
-      fprintf(f, "{\"collective\": \"%s\", \"nranks\": %d, \"memory\": \"%s\", \"results\": [",
+      fprintf(f, "{\"collective\": \"%s\", \"nranks\": %d, \"memory\": \"%s\", \"init_ms\": %.3f, \"results\": [",
               args_.collective.c_str(), nranks_,
-              !args_.device ? "host" : args_.emulateDevice ? "emulated-device" : "device");
+              !args_.device ? "host" : args_.emulateDevice ? "emulated-device" : "device", initMs_);
       bool first = true;
       for (const auto& r : rows_)
         for (int p = 0; p < (r.hasInPlace ? 2 : 1); ++p) {

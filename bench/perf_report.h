@@ -33,7 +33,8 @@ struct PerfRow {
 class PerfReport {
  public:
   explicit PerfReport(const PerfArgs& args) : args_(args) {}
-  void printHeader(const PerfArgs& args, int nranks);
+  // `initMs`: the slowest rank's init call, in milliseconds.
+  void printHeader(const PerfArgs& args, int nranks, double initMs);
   void addRow(const PerfRow& row);
   // Prints the footer and writes JSON/CSV; non-zero when any result was wrong.
   int finish();
@@ -43,4 +44,5 @@ class PerfReport {
   std::mutex mutex_;
   std::vector<PerfRow> rows_;
   int nranks_ = 0;
+  double initMs_ = 0;
 };

@@ -288,11 +288,17 @@ int RankRunner::run() {
   return 0;
 }
 
-int runRank(const PerfArgs& a, tuttiComm_t comm, PerfReport* report) {
+// `initMs`: how long this rank's init call took; the header shows the slowest.
+int runRank(const PerfArgs& a, tuttiComm_t comm, double initMs, PerfReport* report) {
   int rank = 0, n = 1;
   tuttiCommUserRank(comm, &rank);
   tuttiCommCount(comm, &n);
-  if (rank == 0) report->printHeader(a, n);
+  double slowest = 0;
+  if (tuttiAllReduce(&initMs, &slowest, 1, tuttiFloat64, tuttiMax, comm, nullptr) != tuttiSuccess) {
+    fprintf(stderr, "tutti-perf: %s\n", tuttiGetLastError(comm));
+    return 1;
+  }
+  if (rank == 0) report->printHeader(a, n, slowest);
   // Freshly started ranks answer slowly at first (cold code paths, idle
   // cores): settle them before anything is timed.
   for (int i = 0; i < 200; ++i)
@@ -334,13 +340,15 @@ int runProcess(const PerfArgs& a, const tuttiUniqueId& id, int firstRank, int nr
         return;
       }
       tuttiComm_t comm = nullptr;
+      const auto start = std::chrono::steady_clock::now();
       tuttiResult_t r = tuttiCommInitRank(&comm, nranks, id, firstRank + t);
+      const double initMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (r != tuttiSuccess) {
         fprintf(stderr, "tutti-perf: init of rank %d failed: %s\n", firstRank + t, tuttiGetLastError(nullptr));
         rcs[t] = 1;
         return;
       }
-      rcs[t] = runRank(a, comm, &report);
+      rcs[t] = runRank(a, comm, initMs, &report);
     });
   }
   int rc = 0;
@@ -370,12 +378,14 @@ int main(int argc, char** argv) {
   if (a.processes == 1 && a.threads == 1 && launchedByLauncher()) {
     if (!selectDevice(a, localRankFromEnv())) return 1;
     tuttiComm_t comm = nullptr;
+    const auto start = std::chrono::steady_clock::now();
     if (tuttiCommInitFromEnv(&comm) != tuttiSuccess) {
       fprintf(stderr, "tutti-perf: %s\n", tuttiGetLastError(nullptr));
       return 1;
     }
+    const double initMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     PerfReport report(a);
-    return runRank(a, comm, &report);
+    return runRank(a, comm, initMs, &report);
   }
 
   tuttiUniqueId id;

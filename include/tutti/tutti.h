@@ -145,6 +145,12 @@ tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count);
  * then) returns tuttiInvalidUsage and *device = -1. */
 tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device);
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
+/* tutti's own: the memory this rank's connections hold for their slots,
+ * in host memory (shared segments and socket buffers, page-locked memory
+ * mapped for device calls) and in device memory. The rings' connections
+ * are made at init, the others by the first call whose plan needs them;
+ * TUTTI_DEBUG=INFO logs it at init and at destroy, with the settings. */
+tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, size_t* deviceBytes);
 
 tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,

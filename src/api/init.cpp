@@ -220,6 +220,16 @@ tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device) {
   });
 }
 
+tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, size_t* deviceBytes) {
+  if (!hostBytes || !deviceBytes)
+    return report(comm, "tuttiCommMemoryHeld", InvalidArgument("hostBytes and deviceBytes must not be NULL"));
+  return guardedCall(comm, "tuttiCommMemoryHeld", [&](Communicator& c) {
+    *hostBytes = c.memoryHeld().hostBytes.load();
+    *deviceBytes = c.memoryHeld().deviceBytes.load();
+    return Status::Ok();
+  });
+}
+
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
   if (!rank) return report(comm, "tuttiCommUserRank", InvalidArgument("rank is NULL"));
   return guardedCall(comm, "tuttiCommUserRank", [&](Communicator& c) {

@@ -9,12 +9,7 @@ namespace tutti {
 
 Status checkSameCall(Communicator* comm, const CollectiveArgs& args) {
   if (args.collective == Collective::kSend || args.collective == Collective::kRecv) return Status::Ok();
-  CallSignature mine;
-  mine.collective = static_cast<int32_t>(args.collective);
-  mine.dtype = static_cast<int32_t>(args.dtype);
-  mine.op = static_cast<int32_t>(args.op);
-  mine.root = args.root;
-  mine.count = args.count;
+  CallSignature mine = args.signature(0);
   std::vector<CallSignature> all(comm->size());
   CollectiveArgs gather;
   gather.collective = Collective::kAllGather;

@@ -1,3 +1,4 @@
+#include "src/common/clock.h"
 #include "src/comm/communicator.h"
 
 #include <sched.h>
@@ -32,6 +33,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
 // Device connections go once the stream is past every kernel that uses
 // their slots; the stream goes last.
 Communicator::~Communicator() {
+  // Plans make connections as calls first need them: what the job came to.
+  TUTTI_INFO(kSubsysInit, "rank %d: destroying the communicator, which %s", rank_, describeMemory().c_str());
   if (deviceCalls_) (void)deviceCalls_->finish();
   connections_.clear();
   deviceCalls_.reset();
@@ -39,6 +42,7 @@ Communicator::~Communicator() {
 
 Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
                           const CommOptions& options) {
+  PhaseClock clock;
   rank_ = rank;
   nranks_ = nranks;
   name_ = options.name;
@@ -48,8 +52,10 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   if (options.timeoutSeconds > 0) config_.timeoutSeconds = options.timeoutSeconds;
   if (options.deterministic >= 0) config_.deterministic = options.deterministic == 1;
   TUTTI_ASSIGN_OR_RETURN(auto ifaces, chooseInterfacesFromEnv());
+  clock.lap("settings and interfaces");
   TUTTI_ASSIGN_OR_RETURN(TopoGraph topo, loadTopology());
   if (device_ >= 0) preferNicsNearDevice(topo, &ifaces);
+  clock.lap("topology");
   const NetInterface& iface = ifaces.front();
   TUTTI_INFO(kSubsysInit, "tutti %d.%d.%d: rank %d of %d, interface %s (%s), %s", TUTTI_MAJOR,
              TUTTI_MINOR, TUTTI_PATCH, rank, nranks, iface.name.c_str(),
@@ -63,6 +69,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
     TUTTI_WARN(kSubsysInit, "rank %d: progress stays private (%s): a timeout cannot name stopped ranks",
                rank, st.message().c_str());
   TUTTI_RETURN_IF_ERROR(checkSameConfig());
+  clock.lap("bootstrap");
   std::vector<std::string> busIds;
   TUTTI_ASSIGN_OR_RETURN(busIds, gatherBusIds());
   TransportOptions topts;
@@ -81,6 +88,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   cpu_set_t cpus;
   int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   TUTTI_RETURN_IF_ERROR(gatherLayout(topo, ifaces, cores));
+  clock.lap("exchange");
   int localRanks = static_cast<int>(planner_.layout().ranksOf(planner_.layout().nodeOf(rank)).size());
   config_.adaptToOversubscription(localRanks, cores);
   TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
@@ -100,11 +108,24 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   cs.stream = deviceCalls_ ? deviceCalls_->stream() : nullptr;
   TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
   TUTTI_RETURN_IF_ERROR(connectRings());
+  clock.lap("connections and buffers");
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
-  TUTTI_INFO(kSubsysInit, "rank %d: init done, up to %d channel(s), %zu KiB chunks x %d slots", rank,
-             config_.maxChannels, config_.slotBytes >> 10, config_.nslots);
+  clock.lap("final barrier");
+  TUTTI_INFO(kSubsysInit, "rank %d: init done in %.1f ms (%s), up to %d channel(s); %s", rank, clock.totalMs(),
+             clock.laps().c_str(), config_.maxChannels, describeMemory().c_str());
   return Status::Ok();
+}
+
+std::string Communicator::describeMemory() const {
+  const MemoryTally& t = memoryHeld();
+  char text[256];
+  snprintf(text, sizeof(text),
+           "holds %.1f MiB of host memory and %.1f MiB of device memory in the slots of %d connection(s) "
+           "(host calls: %d slots of %zu KiB each, TUTTI_NSTEPS of TUTTI_BUFFSIZE/TUTTI_NSTEPS)",
+           static_cast<double>(t.hostBytes.load()) / (1 << 20), static_cast<double>(t.deviceBytes.load()) / (1 << 20),
+           t.connections.load(), config_.nslots, config_.slotBytes >> 10);
+  return text;
 }
 
 // The device's nearest NICs first: channel c listens on interface c % nics,
@@ -240,9 +261,9 @@ TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
 }
 
 size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
-  // An ordered reduce-scatter sums in scratch: the caller's output may be
-  // its own block of the input (in place), which it adds only in its turn.
-  if (plan.algorithm == Algorithm::kOrdered && a.collective == Collective::kReduceScatter)
+  // An ordered reduce-scatter (all-reduce's too) sums in scratch: the
+  // caller's output may be its own input (in place), added only in its turn.
+  if (plan.algorithm == Algorithm::kOrdered && a.collective != Collective::kReduce)
     return a.count * dtypeSize(a.dtype);
   // A tree reduce accumulates children in the output, which only the root has.
   if (plan.algorithm != Algorithm::kTree || a.collective != Collective::kReduce || rank_ == a.root) return 0;
@@ -281,10 +302,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->abort = &health_.abortFlag();
   work->progress = &health_.progress().mine();
   if (!a.internal) {
-    work->progress->enter(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
-                          static_cast<int>(a.op), a.root, a.count, !p2p);
-    health_.recorder().begin(sequence_, static_cast<int>(a.collective), static_cast<int>(a.dtype),
-                             static_cast<int>(a.op), a.root, a.count, device);
+    const CallSignature call = a.signature(sequence_);
+    work->progress->enter(call, !p2p);
+    health_.recorder().begin(call, device);
   }
   // Device chunks fill their connections' slots: one kernel per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
@@ -362,6 +382,16 @@ HangReport Communicator::explainHang(const std::string& event, int noticed) {
     view[v.culprit].progress.state = v.culpritState;
   }
   return tutti::explainHang(rank_, mine, event, view, noticed);
+}
+
+Status Communicator::explainSetupFailure(const Status& failed) {
+  if (failed.ok()) return failed;
+  char event[64];
+  snprintf(event, sizeof(event), "could not connect on rank %d", rank_);
+  const HangReport why = explainHang(event, reportedFailure(0));
+  if (why.culprit < 0 || !why.certain) return failed;
+  blame(why);
+  return Status(why.mismatch ? Code::kInvalidUsage : failed.code(), why.text + "; here, " + failed.message());
 }
 
 void Communicator::callEnded(uint64_t sequence, Code result) {

@@ -15,6 +15,7 @@
 #include "src/comm/comm_health.h"
 #include "src/comm/connections.h"
 #include "src/comm/device_calls.h"
+#include "src/common/call_record.h"
 #include "src/common/host_buffer.h"
 #include "src/exec/executor.h"
 #include "src/plan/call_planner.h"
@@ -36,6 +37,11 @@ struct CollectiveArgs {
   DeviceStream stream = nullptr;  // the caller's cudaStream_t (device buffers only)
   bool internal = false;  // tutti's own (TUTTI_CHECK_CALLS): no call number, not recorded
   Memory memory() const { return onDevice ? Memory::kDevice : Memory::kHost; }
+  // What tells this call from another's, under call number `sequence`.
+  CallSignature signature(uint64_t sequence) const {
+    return {sequence, count, static_cast<int32_t>(collective), static_cast<int32_t>(dtype), static_cast<int32_t>(op),
+            root};
+  }
 };
 
 // What the caller of init may set beyond the environment.
@@ -58,6 +64,11 @@ class Communicator final : public Links {
   const std::string& name() const { return name_; }
   // The CUDA device this communicator serves (-1: host memory only).
   int device() const { return device_; }
+  // The slot memory this rank's connections hold: the rings' from init,
+  // the rest from the first call whose plan needs them.
+  const MemoryTally& memoryHeld() const { return connections_.table().tally(); }
+  // That, in words, with the settings that make it.
+  std::string describeMemory() const;
   // The API handle this communicator lives in (groups find non-blocking
   // communicators' background threads through it).
   tuttiComm_t apiHandle() const { return apiHandle_; }
@@ -76,8 +87,7 @@ class Communicator final : public Links {
   // before tutti's own calls that precede it (TUTTI_CHECK_CALLS): a rank
   // that waits there shows what it is about to call.
   void announce(const CollectiveArgs& args) {
-    health_.progress().mine().enter(sequence_ + 1, static_cast<int>(args.collective), static_cast<int>(args.dtype),
-                                    static_cast<int>(args.op), args.root, args.count);
+    health_.progress().mine().enter(args.signature(sequence_ + 1));
   }
   // Registers with the connector every connection the plan uses for calls
   // on `m` that does not exist yet; the caller runs its phases (across
@@ -111,6 +121,11 @@ class Communicator final : public Links {
   void notifyFailure(int failedRank) override;
   int reportedFailure(double graceSeconds) override { return connections_.table().reportedFailure(graceSeconds); }
   HangReport explainHang(const std::string& event, int noticed) override;
+  // `failed`, from making the connections a call first needs, or better:
+  // when the ranks' progress shows a stopped rank, another call or a rank
+  // that never entered this one, the call fails naming it, and every rank
+  // hears the verdict (as after a timeout).
+  Status explainSetupFailure(const Status& failed);
   void blame(const HangReport& why) override;
   void callEnded(uint64_t sequence, Code result) override;
   HangReport verdictOfPeer(int* by) override;

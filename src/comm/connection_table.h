@@ -4,6 +4,7 @@
 // connection. Sized once, so the slots a Connector fills keep their address.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,25 @@ namespace tutti {
 
 constexpr int kMaxChannels = 32;
 
+// The slot memory a communicator's connections hold, counted as each is
+// made, so a query never walks a table a connector is filling. A shared
+// segment is mapped by both its ends and counted by each.
+struct MemoryTally {
+  std::atomic<size_t> hostBytes{0};
+  std::atomic<size_t> deviceBytes{0};
+  std::atomic<int> connections{0};
+
+  void add(const SlotRegion& r) {
+    (r.onDevice ? deviceBytes : hostBytes).fetch_add(r.bytes, std::memory_order_relaxed);
+    connections.fetch_add(1, std::memory_order_relaxed);
+  }
+  void clear() {
+    hostBytes.store(0);
+    deviceBytes.store(0);
+    connections.store(0);
+  }
+};
+
 class ConnectionTable {
  public:
   void reset(int nranks) {
@@ -26,7 +46,10 @@ class ConnectionTable {
     recv_.clear();
     send_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
     recv_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
+    tally_.clear();
   }
+  MemoryTally& tally() { return tally_; }
+  const MemoryTally& tally() const { return tally_; }
   bool valid(int channel, int peer) const {
     return channel >= kP2PChannel && channel < kMaxChannels && peer >= 0 && peer < nranks_;
   }
@@ -84,6 +107,7 @@ class ConnectionTable {
     return (static_cast<size_t>(m) * (kMaxChannels + 1) + (channel + 1)) * nranks_ + peer;
   }
   int nranks_ = 0;
+  MemoryTally tally_;
   std::vector<std::unique_ptr<SendConnection>> send_;
   std::vector<std::unique_ptr<RecvConnection>> recv_;
 };

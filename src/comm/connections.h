@@ -48,6 +48,7 @@ class Connections {
   // "p2p/device", "socket/host-mapped": how calls on `m` reach the peer.
   std::string route(Memory m, int peer) const;
   ConnectionTable& table() { return table_; }
+  const ConnectionTable& table() const { return table_; }
   // Closes every connection (device ones once the stream is past them).
   void clear() { table_.reset(0); }
 

@@ -65,6 +65,7 @@ Status Connector::connectAll() {
       j.slot->reset();
       return st.withContext(describe(j.e.spec, "sending to"));
     }
+    if (j.e.tally) j.e.tally->add((*j.slot)->slots());
   }
   return Status::Ok();
 }
@@ -77,6 +78,7 @@ Status Connector::acceptAll() {
       j.slot->reset();
       return st.withContext(j.e.transport->name() + std::string(" accept ") + describe(j.e.spec, "receiving from"));
     }
+    if (j.e.tally) j.e.tally->add((*j.slot)->slots());
   }
   recvs_.clear();
   sends_.clear();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/bootstrap/exchange.h"
+#include "src/comm/connection_table.h"
 #include "src/device/device_runtime.h"
 #include "transport/transport.h"
 
@@ -23,6 +24,7 @@ class Connector {
     ConnectionSpec spec;
     DeviceRuntime* runtime = nullptr;  // device calls: the device and tutti's stream on it
     DeviceStream stream = nullptr;
+    MemoryTally* tally = nullptr;  // counts the slots of what is made
   };
   // The spec's connection id must be unique among the receiver's
   // connections; it is the exchange tag. A slot asked for twice is made once.

@@ -128,20 +128,14 @@ Status FlightRecorder::start(const Identity& who) {
   return Status::Ok();
 }
 
-void FlightRecorder::begin(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count,
-                           bool onDevice) {
+void FlightRecorder::begin(const CallSignature& call, bool onDevice) {
   if (!ring_) return;
   const uint64_t n = calls_.load(std::memory_order_relaxed);
   Entry& e = ring_[n % capacity_];
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  e.sequence.store(sequence, kRelaxed);
-  e.count.store(count, kRelaxed);
+  e.call.store(call);
   e.startTicks.store(ticks(), kRelaxed);
   e.endTicks.store(0, kRelaxed);
-  e.collective.store(collective, kRelaxed);
-  e.dtype.store(dtype, kRelaxed);
-  e.op.store(op, kRelaxed);
-  e.root.store(root, kRelaxed);
   e.result.store(0, kRelaxed);
   e.onDevice.store(onDevice ? 1 : 0, kRelaxed);
   calls_.store(n + 1, std::memory_order_release);  // one writer: no read-modify-write
@@ -153,7 +147,7 @@ void FlightRecorder::end(uint64_t sequence, Code result) {
   const uint64_t n = calls_.load(std::memory_order_acquire);
   for (uint64_t back = 1; back <= std::min<uint64_t>(n, capacity_); ++back) {
     Entry& e = ring_[(n - back) % capacity_];
-    if (e.sequence.load(std::memory_order_relaxed) != sequence) continue;
+    if (e.call.sequence.load(std::memory_order_relaxed) != sequence) continue;
     e.result.store(static_cast<int32_t>(result), std::memory_order_relaxed);
     e.endTicks.store(ticks(), std::memory_order_relaxed);
     return;
@@ -172,12 +166,7 @@ std::string FlightRecorder::jsonLines() const {
   char line[640];
   for (uint64_t i = first; i < n; ++i) {
     const Entry& e = ring_[i % capacity_];
-    CallSignature r;
-    r.collective = e.collective.load(std::memory_order_relaxed);
-    r.dtype = e.dtype.load(std::memory_order_relaxed);
-    r.op = e.op.load(std::memory_order_relaxed);
-    r.root = e.root.load(std::memory_order_relaxed);
-    r.count = e.count.load(std::memory_order_relaxed);
+    const CallSignature r = e.call.load();
     const int64_t endUs = toWallUs(e.endTicks.load(std::memory_order_relaxed));
     const auto result = static_cast<Code>(e.result.load(std::memory_order_relaxed));
     snprintf(line, sizeof(line),
@@ -186,7 +175,7 @@ std::string FlightRecorder::jsonLines() const {
              ", \"dtype\": \"%s\", \"memory\": \"%s\", \"start_us\": %" PRId64 ", \"end_us\": %" PRId64
              ", \"result\": \"%s\"}\n",
              who_.rank, who_.nranks, escaped(who_.host).c_str(), static_cast<int>(getpid()), who_.commMagic,
-             escaped(who_.commName).c_str(), e.sequence.load(std::memory_order_relaxed), apiCallName(r.collective).c_str(),
+             escaped(who_.commName).c_str(), r.sequence, apiCallName(r.collective).c_str(),
              describeCall(r).c_str(), r.count,
              validDataType(r.dtype) ? dtypeName(static_cast<DataType>(r.dtype)) : "?",
              e.onDevice.load(std::memory_order_relaxed) ? "device" : "host",

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "src/common/call_record.h"
 #include "src/common/status.h"
 
 namespace tutti {
@@ -34,7 +35,7 @@ class FlightRecorder {
   // Sizes the ring (TUTTI_TRACE_CALLS) and joins the SIGUSR1 list.
   Status start(const Identity& who);
 
-  void begin(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count, bool onDevice);
+  void begin(const CallSignature& call, bool onDevice);
   void end(uint64_t sequence, Code result);
 
   // The calls held, oldest first, as JSON lines.
@@ -46,14 +47,9 @@ class FlightRecorder {
 
  private:
   struct Entry {
-    std::atomic<uint64_t> sequence{0};
-    std::atomic<uint64_t> count{0};
+    AtomicCallSignature call;
     std::atomic<int64_t> startTicks{0};  // cycle counter (cheap); wall clock when written out
     std::atomic<int64_t> endTicks{0};    // 0: not ended
-    std::atomic<int32_t> collective{0};
-    std::atomic<int32_t> dtype{0};
-    std::atomic<int32_t> op{0};
-    std::atomic<int32_t> root{0};
     std::atomic<int32_t> result{0};
     std::atomic<int32_t> onDevice{0};
   };

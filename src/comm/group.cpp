@@ -57,7 +57,7 @@ Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms) {
     st = calls[i].comm->prepare(calls[i].args, &calls[i].plan, &works[i]);
     plans.push_back({calls[i].comm, &calls[i].plan, Memory::kHost});
   }
-  if (st.ok()) st = connectPlans(plans);
+  if (st.ok()) st = calls.front().comm->explainSetupFailure(connectPlans(plans));
   if (st.ok()) st = execute(works.data(), works.size(), hostReducer(), calls.front().comm->execOptions());
   if (!st.ok()) recordFailure();
   return st;
@@ -77,7 +77,8 @@ Status runNow(Communicator* comm, const CollectiveArgs& args) {
   TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
   // Connections are made on first use only: steady-state calls allocate nothing.
   Connector connector;
-  if (comm->requestConnections(*work.plan, Memory::kHost, &connector)) TUTTI_RETURN_IF_ERROR(connector.run());
+  if (comm->requestConnections(*work.plan, Memory::kHost, &connector))
+    TUTTI_RETURN_IF_ERROR(comm->explainSetupFailure(connector.run()));
   return execute(&work, 1, hostReducer(), comm->execOptions());
 }
 

@@ -48,9 +48,10 @@ std::string whoIs(int rank, const HangPeer& p) {
 }
 
 std::string lastCall(const CallRecord& r) {
-  if (r.entered == 0) return "it has entered none";
-  return "its last was " + apiCallName(r.collective) + " #" + std::to_string(r.entered) +
-         (r.finished >= r.entered ? "" : ", unfinished");
+  const uint64_t last = r.entered.sequence;
+  if (last == 0) return "it has entered none";
+  return "its last was " + apiCallName(r.entered.collective) + " #" + std::to_string(last) +
+         (r.finished >= last ? "" : ", unfinished");
 }
 
 }  // namespace
@@ -102,7 +103,7 @@ uint64_t firstDifference(const CallRecord& a, const CallRecord& b, CallSignature
 
 HangReport explainHang(int rank, const CallRecord& mine, const std::string& event,
                        const std::vector<HangPeer>& peers, int noticed) {
-  const uint64_t seq = mine.entered;
+  const uint64_t seq = mine.entered.sequence;
   const std::string call = "call #" + std::to_string(seq);
   // Blame in this order: what certainly stops the call before what may.
   HangReport report;
@@ -131,7 +132,7 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
         report.culpritCall = theirs;
         report.ownCall = ours;
       }
-    } else if (known && rec.entered < seq) facts = "has not entered " + call + " (" + lastCall(rec) + ")";
+    } else if (known && rec.entered.sequence < seq) facts = "has not entered " + call + " (" + lastCall(rec) + ")";
     else if (known && rec.finished < seq) facts = "is inside " + call;
     // A stopped rank holds everyone up; a gone one is more often a rank
     // that gave up before this one (the cause of a death is seen at once
@@ -143,7 +144,7 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
     } else if (differs) {
       mismatched.push_back(whoIs(peer, p) + " " + facts);
       culprits[1].push_back(peer);
-    } else if (known && rec.entered < seq && state != ProcessState::kGone) {
+    } else if (known && rec.entered.sequence < seq && state != ProcessState::kGone) {
       absent.push_back(whoIs(peer, p) + " " + facts);
       culprits[2].push_back(peer);
     } else if (peer == noticed && peer != rank) {
@@ -161,7 +162,7 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
       waiting.push_back(peer);
     }
   }
-  report.text = apiCallName(mine.collective) + " #" + std::to_string(seq) + " " + event + ": ";
+  report.text = apiCallName(mine.entered.collective) + " #" + std::to_string(seq) + " " + event + ": ";
   int first = -1;
   std::string blame;
   for (int k = 0; k < kKinds && first < 0; ++k)
@@ -186,7 +187,7 @@ HangReport explainHang(int rank, const CallRecord& mine, const std::string& even
   std::sort(left.begin(), left.end());
   report.culprit = culprits[first].front();
   report.mismatch = first == 1;
-  if (report.mismatch) report.culprit = culprits[1].front();
+  report.certain = first < kCertain;
   const RankProgress& blamed0 = peers[report.culprit].progress;
   report.culpritState = blamed0.answered ? blamed0.state : -1;
   report.text += blame;

@@ -19,23 +19,43 @@ struct CallSignature {
   int32_t root = 0;
 };
 
+// A CallSignature readable while its one writer changes it: each field is
+// atomic, so a reader sees every field whole (a sequence lock or a reader
+// that tolerates a mix decides what a mix means).
+struct AtomicCallSignature {
+  std::atomic<uint64_t> sequence{0};
+  std::atomic<uint64_t> count{0};
+  std::atomic<int32_t> collective{-1};
+  std::atomic<int32_t> dtype{0};
+  std::atomic<int32_t> op{0};
+  std::atomic<int32_t> root{0};
+
+  void store(const CallSignature& s) {
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    sequence.store(s.sequence, kRelaxed);
+    count.store(s.count, kRelaxed);
+    collective.store(s.collective, kRelaxed);
+    dtype.store(s.dtype, kRelaxed);
+    op.store(s.op, kRelaxed);
+    root.store(s.root, kRelaxed);
+  }
+  CallSignature load() const {
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    return {sequence.load(kRelaxed), count.load(kRelaxed), collective.load(kRelaxed),
+            dtype.load(kRelaxed),    op.load(kRelaxed),    root.load(kRelaxed)};
+  }
+};
+
 // A snapshot: plain values, also what the progress service sends.
 struct CallRecord {
   static constexpr int kRecent = 4;  // calls kept, so a difference is found a call or two later
-  uint64_t entered = 0;   // sequence number of the last call entered (0: none yet)
-  uint64_t finished = 0;  // ... and of the last one that completed
-  int32_t collective = -1;  // of the entered call: Collective, DataType, RedOp
-  int32_t dtype = 0;
-  int32_t op = 0;
-  int32_t root = 0;
-  uint64_t count = 0;
+  CallSignature entered;  // the last call entered (sequence 0: none yet)
+  uint64_t finished = 0;  // sequence number of the last one that completed
   int32_t waitPeer = -1;  // the peer it waits on inside the call (-1: none seen)
   int32_t waitIsRecv = 0;
   uint32_t waitStep = 0;  // 1-based step of its program
   uint32_t torn = 0;      // 1: read while a write was cut short (the writer stopped)
   CallSignature recent[kRecent];  // the last calls entered, at sequence % kRecent
-
-  CallSignature signature() const { return {entered, count, collective, dtype, op, root}; }
 };
 
 // The published record: a sequence lock, so a reader never mixes two calls.
@@ -43,23 +63,11 @@ class SharedCallRecord {
  public:
   // `numbered`: a collective, which every rank calls under this number;
   // sends and receives are not (they keep the last collective's number).
-  void enter(uint64_t sequence, int collective, int dtype, int op, int root, uint64_t count, bool numbered = true) {
+  void enter(const CallSignature& call, bool numbered = true) {
     begin();
-    store(entered_, sequence);
-    store(collective_, collective);
-    store(dtype_, dtype);
-    store(op_, op);
-    store(root_, root);
-    store(count_, count);
+    entered_.store(call);
     store(waitPeer_, -1);
-    if (!numbered) return end();
-    Recent& r = recent_[sequence % CallRecord::kRecent];
-    store(r.sequence, sequence);
-    store(r.count, count);
-    store(r.collective, collective);
-    store(r.dtype, dtype);
-    store(r.op, op);
-    store(r.root, root);
+    if (numbered) recent_[call.sequence % CallRecord::kRecent].store(call);
     end();
   }
   void finish(uint64_t sequence) {
@@ -100,46 +108,22 @@ class SharedCallRecord {
   void end() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
   CallRecord fields() const {
     CallRecord r;
-    r.entered = entered_.load(std::memory_order_relaxed);
+    r.entered = entered_.load();
     r.finished = finished_.load(std::memory_order_relaxed);
-    r.collective = collective_.load(std::memory_order_relaxed);
-    r.dtype = dtype_.load(std::memory_order_relaxed);
-    r.op = op_.load(std::memory_order_relaxed);
-    r.root = root_.load(std::memory_order_relaxed);
-    r.count = count_.load(std::memory_order_relaxed);
     r.waitPeer = waitPeer_.load(std::memory_order_relaxed);
     r.waitIsRecv = waitIsRecv_.load(std::memory_order_relaxed);
     r.waitStep = waitStep_.load(std::memory_order_relaxed);
-    for (int i = 0; i < CallRecord::kRecent; ++i) {
-      const Recent& c = recent_[i];
-      r.recent[i] = {c.sequence.load(std::memory_order_relaxed), c.count.load(std::memory_order_relaxed),
-                     c.collective.load(std::memory_order_relaxed), c.dtype.load(std::memory_order_relaxed),
-                     c.op.load(std::memory_order_relaxed),         c.root.load(std::memory_order_relaxed)};
-    }
+    for (int i = 0; i < CallRecord::kRecent; ++i) r.recent[i] = recent_[i].load();
     return r;
   }
 
-  struct Recent {
-    std::atomic<uint64_t> sequence{0};
-    std::atomic<uint64_t> count{0};
-    std::atomic<int32_t> collective{-1};
-    std::atomic<int32_t> dtype{0};
-    std::atomic<int32_t> op{0};
-    std::atomic<int32_t> root{0};
-  };
-
   std::atomic<uint32_t> version_{0};
-  std::atomic<uint64_t> entered_{0};
+  AtomicCallSignature entered_;
   std::atomic<uint64_t> finished_{0};
-  std::atomic<int32_t> collective_{-1};
-  std::atomic<int32_t> dtype_{0};
-  std::atomic<int32_t> op_{0};
-  std::atomic<int32_t> root_{0};
-  std::atomic<uint64_t> count_{0};
   std::atomic<int32_t> waitPeer_{-1};
   std::atomic<int32_t> waitIsRecv_{0};
   std::atomic<uint32_t> waitStep_{0};
-  Recent recent_[CallRecord::kRecent];
+  AtomicCallSignature recent_[CallRecord::kRecent];
 };
 
 }  // namespace tutti

@@ -6,6 +6,8 @@
 #include <time.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace tutti {
 
@@ -14,6 +16,26 @@ inline int64_t nowNs() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+
+// Where a long operation's time went: `lap` closes one named phase.
+class PhaseClock {
+ public:
+  PhaseClock() : start_(nowNs()), last_(start_) {}
+  void lap(const char* phase) {
+    const int64_t now = nowNs();
+    char part[64];
+    snprintf(part, sizeof(part), "%s%s %.1f", laps_.empty() ? "" : ", ", phase, static_cast<double>(now - last_) / 1e6);
+    laps_ += part;
+    last_ = now;
+  }
+  double totalMs() const { return static_cast<double>(last_ - start_) / 1e6; }
+  // "bootstrap 1.2, topology 3.4, ..." in milliseconds.
+  const std::string& laps() const { return laps_; }
+
+ private:
+  int64_t start_, last_;
+  std::string laps_;
+};
 
 class Deadline {
  public:

@@ -1,6 +1,7 @@
 #include "src/common/interfaces.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -80,6 +81,15 @@ Result<std::vector<NetInterface>> chooseInterfacesFromEnv() {
   else if (!famText.empty())
     return InvalidArgument("TUTTI_SOCKET_FAMILY=\"" + famText + "\" is not AF_INET or AF_INET6");
   return selectInterfaces(listInterfaces(), tunableString("SOCKET_IFNAME"), family);
+}
+
+bool anyVerbsDevice() {
+  DIR* d = opendir("/sys/class/infiniband");
+  if (!d) return false;
+  bool any = false;
+  while (dirent* e = readdir(d)) any |= e->d_name[0] != '.';
+  closedir(d);
+  return any;
 }
 
 }  // namespace tutti

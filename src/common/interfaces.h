@@ -26,4 +26,9 @@ Result<std::vector<NetInterface>> selectInterfaces(const std::vector<NetInterfac
 // The interfaces chosen from the environment for this process.
 Result<std::vector<NetInterface>> chooseInterfacesFromEnv();
 
+// Whether the kernel lists an RDMA (verbs) device. Without one, neither
+// libibverbs nor UCX's RDMA lanes need loading to say so: each costs about
+// 10 ms of every init.
+bool anyVerbsDevice();
+
 }  // namespace tutti

@@ -156,6 +156,10 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
     case StepKind::kReduceCopy:
       reducer_.reduce(out, partial, in, n, w.dtype, op, w.nranks);
       break;
+    case StepKind::kReduceCopySend:
+      reducer_.reduce(out, partial, in, n, w.dtype, op, w.nranks);
+      payload = out;
+      break;
     case StepKind::kRecvReduceCopy:
       reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
       break;

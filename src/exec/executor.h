@@ -27,6 +27,7 @@ struct HangReport {
   int culprit = -1;  // the first rank to blame; -1: none found
   int culpritState = -1;  // its ProcessState; -1: not known
   bool mismatch = false;  // the culprit called something else under the same number
+  bool certain = false;   // the culprit is stopped, called something else or never entered the call
   CallSignature culpritCall;  // when mismatch: its call, and this rank's under that number
   CallSignature ownCall;
   std::string text;  // empty when nothing was learned

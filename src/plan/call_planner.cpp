@@ -45,11 +45,28 @@ TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
       cache_.emplace(key, choice);
     }
   }
-  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1) choice.algorithm = Algorithm::kOrdered;
+  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1) {
+    choice.algorithm = Algorithm::kOrdered;
+    r.orderedChain = orderedChain(call);
+  }
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;
   buildPlan(r, plan);
   return choice;
+}
+
+// The chain has the fewest messages; the reduce-scatter and all-gather
+// spread the additions, which the chain leaves to its last rank: over TCP
+// on two cores that rank is the bottleneck from 16 MiB up, while up to
+// 4 MiB the chain led where the two were compared side by side (4 ranks,
+// shared memory and TCP; bench/results/deterministic_and_checks.md).
+// TUTTI_ALGO picks one: tree for the chain, ring for the other.
+bool CallPlanner::orderedChain(const CallShape& call) const {
+  constexpr size_t kChainMaxBytes = 4 << 20;
+  const bool chain = tuning_.filter.allows(call.collective, Algorithm::kTree);
+  const bool ring = tuning_.filter.allows(call.collective, Algorithm::kRing);
+  if (chain != ring) return chain;
+  return callBytes(call, tuning_.nranks) <= kChainMaxBytes;
 }
 
 Plan CallPlanner::ringEdges() const {

@@ -50,6 +50,8 @@ class CallPlanner {
   int channels() const { return static_cast<int>(rings_.size()); }
 
  private:
+  // TUTTI_DETERMINISTIC's all-reduce: a chain, or reduce-scatter and all-gather.
+  bool orderedChain(const CallShape& call) const;
   int rank_ = 0;
   NodeLayout layout_;
   std::vector<std::vector<int>> rings_;  // ring order per channel

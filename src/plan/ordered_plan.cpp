@@ -2,13 +2,20 @@
 // as ((x0 + x1) + x2) + ..., whatever the channel count, chunk size or
 // transport. IEEE addition is commutative, so only the grouping matters,
 // and these plans fix it to rank order:
-// - all-reduce and reduce: a chain 0 -> 1 -> ... -> n-1, each rank adding
-//   its input to what arrives; rank n-1 holds the result and sends it back
-//   down the chain (all-reduce, as a program of its own, so results flow
-//   down while partial sums flow up) or to the root (reduce);
 // - reduce-scatter: each rank sends every other rank that rank's block, and
-//   the owner adds them up in rank order, its own in turn: as many bytes
-//   leave each rank as in a ring, and each rank sums only its own block.
+//   the owner adds them up in rank order, its own in turn (in scratch, as
+//   its own input may be its output): as many bytes leave each rank as in
+//   a ring, and each rank sums only its own block;
+// - all-reduce: that reduce-scatter over blocks of the output, then a ring
+//   all-gather of the finished blocks, so the additions are spread evenly;
+//   or, for small calls (CallPlanner::orderedChain), a chain 0 -> 1 -> ...
+//   -> n-1, each rank adding its input to what arrives, and the sum sent
+//   back down;
+// - reduce: the chain up, the last rank sending the sum to the root.
+// Sends and sums share one program: chunk by chunk in lockstep, as a ring
+// goes, which keeps the sockets' queues short.
+#include <functional>
+
 #include "src/plan/plan_internal.h"
 
 namespace tutti {
@@ -24,27 +31,44 @@ void chainUp(int me, int n, size_t in, size_t out, size_t count, int sendTo, std
   else addStep(steps, StepKind::kRecvReduceSend, me - 1, sendTo, in, out, count, true);
 }
 
-// Reduce-scatter: `me` sends block j to rank j, for every other j (one
-// program), and sums its own block from ranks 0..n-1 in order (another).
-void directReduceScatter(const PlanRequest& r, int c, const Slice& s, Plan* plan, size_t* used) {
-  const int n = r.nranks, me = r.rank;
-  auto blockOf = [&](int j) { return static_cast<size_t>(j) * r.count + s.begin; };
-  std::vector<Step>& sends = newProgram(plan, c, used).steps;
+// Where rank j's block of this channel lies: in the input and in the
+// output (scratch until final).
+struct Block {
+  size_t in, out, count;
+};
+
+// `me` sends block j to rank j, for every other j, then sums its own block
+// from ranks 0..n-1 in order. The final addition goes to the real output
+// and, with passOn >= 0, is sent on to that rank.
+void directReduceScatter(int me, int n, const std::function<Block(int)>& blockOf, int passOn,
+                         std::vector<Step>* steps) {
   for (int k = 1; k < n; ++k) {  // starting after itself, so the owners' first senders differ
     const int j = (me + k) % n;
-    addStep(&sends, StepKind::kSend, -1, j, blockOf(j), s.begin, s.count);
+    const Block b = blockOf(j);
+    addStep(steps, StepKind::kSend, -1, j, b.in, b.out, b.count);
   }
-  std::vector<Step>& sum = newProgram(plan, c, used).steps;
+  const Block mine = blockOf(me);
+  const bool send = passOn >= 0;
   // x0 + x1 is the same either way round, so ranks 0 and 1 start with it
   // in one pass over their own block; the others start from x0.
   int from = 2;
-  if (me <= 1) addStep(&sum, StepKind::kRecvReduceCopy, 1 - me, -1, blockOf(me), s.begin, s.count, n == 2);
-  else from = 0;
+  if (me <= 1) {
+    const bool last = n == 2;
+    addStep(steps, last && send ? StepKind::kRecvReduceCopySend : StepKind::kRecvReduceCopy, 1 - me, passOn,
+            mine.in, mine.out, mine.count, last);
+  } else {
+    from = 0;
+  }
   for (; from < n; ++from) {
     const bool last = from == n - 1;
-    if (from == 0) addStep(&sum, StepKind::kRecv, 0, -1, 0, s.begin, s.count);
-    else if (from == me) addStep(&sum, StepKind::kReduceCopy, -1, -1, blockOf(me), s.begin, s.count, last);
-    else addStep(&sum, StepKind::kRecvReduceCopy, from, -1, s.begin, s.begin, s.count, last, true);
+    const bool passes = last && send;
+    if (from == 0) addStep(steps, StepKind::kRecv, 0, -1, 0, mine.out, mine.count);
+    else if (from == me)
+      addStep(steps, passes ? StepKind::kReduceCopySend : StepKind::kReduceCopy, -1, passOn, mine.in, mine.out,
+              mine.count, last);
+    else
+      addStep(steps, passes ? StepKind::kRecvReduceCopySend : StepKind::kRecvReduceCopy, from, passOn, mine.out,
+              mine.out, mine.count, last, true);
   }
 }
 
@@ -53,23 +77,44 @@ void directReduceScatter(const PlanRequest& r, int c, const Slice& s, Plan* plan
 void planOrderedChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   const int n = r.nranks, me = r.rank, last = n - 1;
   const Slice s = channelSlice(0, r.count, r.nchannels, c, r.elemSize);
+  std::vector<Step>& steps = newProgram(plan, c, used).steps;
   switch (r.collective) {
     case Collective::kAllReduce: {
-      chainUp(me, n, s.begin, s.begin, s.count, -1, &newProgram(plan, c, used).steps);
-      if (me == last) addStep(&plan->channels[*used - 1].steps, StepKind::kSend, -1, me - 1, s.begin, s.begin, s.count, false, true);
-      else addStep(&newProgram(plan, c, used).steps, me == 0 ? StepKind::kRecv : StepKind::kRecvCopySend, me + 1,
-                   me - 1, s.begin, s.begin, s.count);
+      if (r.orderedChain) {  // up the chain, and the sum back down
+        if (me == last) addStep(&steps, StepKind::kRecvReduceCopySend, me - 1, me - 1, s.begin, s.begin, s.count, true);
+        else chainUp(me, n, s.begin, s.begin, s.count, -1, &steps);
+        // Down as a program of its own: sums flow up while results flow down.
+        if (me != last)
+          addStep(&newProgram(plan, c, used).steps, me == 0 ? StepKind::kRecv : StepKind::kRecvCopySend, me + 1,
+                  me - 1, s.begin, s.begin, s.count, true);
+        break;
+      }
+      // Blocks of the whole buffer, as the ring splits it, then this channel's part.
+      auto blockOf = [&](int j) {
+        const size_t b = blockStart(r.count, n, j, r.elemSize), e = blockStart(r.count, n, j + 1, r.elemSize);
+        const Slice part = channelSlice(b, e - b, r.nchannels, c, r.elemSize);
+        return Block{part.begin, part.begin, part.count};
+      };
+      const int next = (me + 1) % n, prev = (me + n - 1) % n;
+      directReduceScatter(me, n, blockOf, next, &steps);
+      // All-gather round the ring: the block of the rank k back arrives at step k.
+      for (int k = 1; k < n; ++k) {
+        const Block b = blockOf((me + n - k) % n);
+        addStep(&steps, k < n - 1 ? StepKind::kRecvCopySend : StepKind::kRecv, prev, next, 0, b.out, b.count, true);
+      }
       break;
     }
     case Collective::kReduce: {
-      chainUp(me, n, s.begin, s.begin, s.count, r.root == last ? -1 : r.root, &newProgram(plan, c, used).steps);
+      chainUp(me, n, s.begin, s.begin, s.count, r.root == last ? -1 : r.root, &steps);
       if (me == r.root && me != last)
         addStep(&newProgram(plan, c, used).steps, StepKind::kRecv, last, -1, s.begin, s.begin, s.count);
       break;
     }
-    case Collective::kReduceScatter:
-      directReduceScatter(r, c, s, plan, used);
+    case Collective::kReduceScatter: {
+      auto blockOf = [&](int j) { return Block{static_cast<size_t>(j) * r.count + s.begin, s.begin, s.count}; };
+      directReduceScatter(me, n, blockOf, -1, &steps);
       break;
+    }
     default:
       break;
   }

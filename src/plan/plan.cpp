@@ -25,6 +25,7 @@ const char* stepKindName(StepKind k) {
     case StepKind::kRecvReduceSend: return "recvReduceSend";
     case StepKind::kRecvReduceCopy: return "recvReduceCopy";
     case StepKind::kReduceCopy: return "reduceCopy";
+    case StepKind::kReduceCopySend: return "reduceCopySend";
     case StepKind::kRecvReduceCopySend: return "recvReduceCopySend";
   }
   return "?";

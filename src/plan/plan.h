@@ -29,6 +29,7 @@ enum class StepKind : uint8_t {
   kSend,                // input -> peer
   kCopySend,            // input -> output and peer
   kReduceCopy,          // output + input -> output (a rank adds its own part in turn)
+  kReduceCopySend,      // output + input -> output and peer
   kRecv,                // peer -> output
   kRecvCopySend,        // peer -> output and next peer
   kRecvReduceSend,      // peer + input -> next peer
@@ -38,7 +39,8 @@ enum class StepKind : uint8_t {
 const char* stepKindName(StepKind k);
 inline bool stepReceives(StepKind k) { return k >= StepKind::kRecv; }
 inline bool stepSends(StepKind k) {
-  return k == StepKind::kSend || k == StepKind::kCopySend || k == StepKind::kRecvCopySend ||
+  return k == StepKind::kSend || k == StepKind::kCopySend || k == StepKind::kReduceCopySend ||
+         k == StepKind::kRecvCopySend ||
          k == StepKind::kRecvReduceSend || k == StepKind::kRecvReduceCopySend;
 }
 

@@ -31,6 +31,8 @@ struct PlanRequest {
   // This rank's links in the two unrooted trees (all-reduce), computed once
   // per communicator; null: computed per call from the layout.
   const TreeLinks* allReduceTrees = nullptr;
+  // An ordered all-reduce as a chain (else reduce-scatter and all-gather).
+  bool orderedChain = false;
 };
 
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).

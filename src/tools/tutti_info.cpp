@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "src/comm/comm_config.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
 #include "src/plan/planner.h"
@@ -99,6 +100,30 @@ void printDevices() {
   }
 }
 
+// What one communicator holds per rank, from the settings: the numbers
+// tuttiCommMemoryHeld and the INFO log report for a live one.
+void printMemory() {
+  auto config = CommConfig::fromEnv();
+  if (!config.ok()) {
+    printf("\nmemory: %s\n", config.status().message().c_str());
+    return;
+  }
+  const CommConfig& c = config.value();
+  const double mib = 1 << 20;
+  const double perConnection = static_cast<double>(c.slotBytes) * c.nslots / mib;
+  const double perDeviceConnection = static_cast<double>(c.deviceSlotBytes) * c.nslots / mib;
+  printf("\nmemory one communicator holds per rank (slots; a shared segment counts at both ends):\n");
+  printf("  a connection for host calls: %d slots x %zu KiB = %.1f MiB (TUTTI_NSTEPS, TUTTI_BUFFSIZE)\n",
+         c.nslots, c.slotBytes >> 10, perConnection);
+  printf("  at init: the rings, up to %d channel(s) x 2 directions = %.1f MiB of host memory\n", c.maxChannels,
+         2.0 * c.maxChannels * perConnection);
+  printf("  later, per peer a plan first reaches (trees, send/recv, TUTTI_DETERMINISTIC): 2 x %.1f MiB a channel\n",
+         perConnection);
+  printf("  device calls: %.1f MiB a connection (TUTTI_P2P_BUFFSIZE), in device memory between GPUs (p2p),\n"
+         "  else page-locked host memory\n",
+         perDeviceConnection);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +175,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> notes;
   if (tunableString("TOPO_FILE").empty()) detectTopology(&notes);
   for (const auto& n : notes) printf("  note: %s\n", n.c_str());
+
+  printMemory();
 
   printf("\ntunables (TUTTI_<name>, else NCCL_<name>, else default):\n");
   printf("  %-16s %-12s %-14s %s\n", "name", "value", "from", "meaning");

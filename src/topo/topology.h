@@ -70,6 +70,12 @@ constexpr double kNvlinkGBs = 25;       // one NVLink 4 link
 // read is left out and said in `notes`.
 TopoGraph detectTopology(std::vector<std::string>* notes = nullptr);
 
+// Detection shared by the processes of a host (topo_cache.cpp): the first
+// probes and leaves the graph in `dir`, the others read it.
+TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::string>* notes = nullptr);
+// The cache file's name: what would change the answer, hashed.
+std::string topologyCacheKey();
+
 // What a communicator uses: TUTTI_TOPO_FILE when set, else detection; then
 // written to TUTTI_TOPO_DUMP_FILE when set (JSON).
 Result<TopoGraph> loadTopology();

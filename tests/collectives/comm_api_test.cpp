@@ -230,3 +230,56 @@ TEST(CommConfig, BadArgumentsAreRefused) {
 
 }  // namespace
 }  // namespace tutti_test
+
+namespace tutti_test {
+namespace {
+
+// What 8 ranks of one host hold, after every collective and a send and
+// receive with every peer (each pair's own connections): under 64 MiB of
+// host memory a rank, no device memory, and more than at init.
+TEST(CommMemory, EightRanksOfAHostHoldUnder64MiBEachAfterEveryKindOfCall) {
+  constexpr int n = 8;
+  constexpr size_t kLimit = size_t{64} << 20;
+  auto body = [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    tuttiResult_t r = tuttiCommInitRank(&comm, n, ctx.id, ctx.rank);
+    if (r != tuttiSuccess) return failed("init", r, nullptr);
+    size_t host = 0, device = 0, atInit = 0;
+    if ((r = tuttiCommMemoryHeld(comm, nullptr, &device)) != tuttiInvalidArgument)
+      return "a NULL hostBytes gave " + std::string(tuttiGetErrorString(r));
+    if ((r = tuttiCommMemoryHeld(comm, &atInit, &device)) != tuttiSuccess) return failed("tuttiCommMemoryHeld", r, comm);
+    if (atInit == 0) return "no host memory held after init: the rings' connections are made there";
+    std::string f = checkAllReduce(comm, ctx.rank, {0, 1, 2, 3, 4, 5, 6, 7}, 100000, true);
+    std::vector<float> in(4096, 1.0f), out(4096 * n);
+    if (f.empty() && (r = tuttiAllGather(in.data(), out.data(), in.size(), tuttiFloat32, comm, nullptr)))
+      f = failed("tuttiAllGather", r, comm);
+    if (f.empty() && (r = tuttiBroadcast(in.data(), out.data(), in.size(), tuttiFloat32, 3, comm, nullptr)))
+      f = failed("tuttiBroadcast", r, comm);
+    if (f.empty() && (r = tuttiReduce(in.data(), out.data(), in.size(), tuttiFloat32, tuttiSum, 5, comm, nullptr)))
+      f = failed("tuttiReduce", r, comm);
+    if (f.empty() && (r = tuttiReduceScatter(out.data(), in.data(), in.size(), tuttiFloat32, tuttiSum, comm, nullptr)))
+      f = failed("tuttiReduceScatter", r, comm);
+    // Every pair: send to rank + k, receive from rank - k, in one group.
+    std::vector<int> mine(1000, ctx.rank), got(1000 * n, -1);
+    for (int k = 1; k < n && f.empty(); ++k) {
+      tuttiGroupStart();
+      tuttiSend(mine.data(), mine.size(), tuttiInt32, (ctx.rank + k) % n, comm, nullptr);
+      tuttiRecv(got.data() + k * 1000, mine.size(), tuttiInt32, (ctx.rank + n - k) % n, comm, nullptr);
+      if ((r = tuttiGroupEnd()) != tuttiSuccess) f = failed("send/recv group", r, comm);
+      else if (got[k * 1000] != (ctx.rank + n - k) % n || got[k * 1000 + 999] != (ctx.rank + n - k) % n)
+        f = "from rank " + std::to_string((ctx.rank + n - k) % n) + " came " + std::to_string(got[k * 1000]);
+    }
+    if (f.empty() && (r = tuttiCommMemoryHeld(comm, &host, &device)) != tuttiSuccess)
+      f = failed("tuttiCommMemoryHeld", r, comm);
+    tuttiCommDestroy(comm);
+    if (!f.empty()) return f;
+    if (device != 0) return "a host-only communicator holds " + std::to_string(device) + " bytes of device memory";
+    if (host <= atInit) return "the pairs' connections added nothing: " + std::to_string(host) + " bytes";
+    if (host >= kLimit) return "rank " + std::to_string(ctx.rank) + " holds " + std::to_string(host >> 20) + " MiB";
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(n, body, loopbackEnv, 120)), "");
+}
+
+}  // namespace
+}  // namespace tutti_test

@@ -26,8 +26,6 @@ using tutti::floatToBf16;
 using tutti::floatToHalf;
 using tutti::halfToFloat;
 
-constexpr int kRanks = 4;
-
 struct Variant {
   const char* name;
   const char* algo;      // TUTTI_ALGO asked for
@@ -35,6 +33,7 @@ struct Variant {
   const char* buffsize;  // TUTTI_BUFFSIZE: chunks of buffsize / 8
   const char* transport;  // shm, socket, mixed (two pretend hosts, ranks interleaved)
   bool device;           // device buffers on the emulated device
+  int ranks = 4;
 };
 
 const Variant kVariants[] = {
@@ -46,6 +45,13 @@ const Variant kVariants[] = {
     {"tree_1ch_big_mixed", "tree", 1, "1048576", "mixed", false},
     {"ring_2ch_device_shm", "ring", 2, "262144", "shm", true},
     {"tree_3ch_device_mixed", "tree", 3, "65536", "mixed", true},
+    // Other rank counts: two ranks start with x0 + x1 and finish there;
+    // odd counts split blocks unevenly. Deterministic all-reduce is a chain
+    // under TUTTI_ALGO=tree, a reduce-scatter and all-gather under ring.
+    {"ring_1ch_small_shm_2ranks", "ring", 1, "65536", "shm", false, 2},
+    {"tree_2ch_small_socket_2ranks", "tree", 2, "65536", "socket", false, 2},
+    {"ring_2ch_mid_socket_3ranks", "ring", 2, "262144", "socket", false, 3},
+    {"tree_2ch_small_mixed_5ranks", "tree", 2, "65536", "mixed", false, 5},
 };
 
 size_t elemSize(tuttiDataType_t t) { return t == tuttiFloat32 ? 4 : 2; }
@@ -75,9 +81,9 @@ std::vector<char> inputOf(int rank, tuttiDataType_t t, size_t count, uint64_t se
 // ((x0 + x1) + x2) + x3, each addition rounded to the dtype: what a user
 // computes alone (float holds a 16-bit type's sum exactly enough that
 // rounding it once is the correctly rounded 16-bit addition).
-std::vector<char> sequentialSum(tuttiDataType_t t, size_t count, uint64_t seed) {
+std::vector<char> sequentialSum(tuttiDataType_t t, size_t count, int nranks, uint64_t seed) {
   std::vector<char> acc = inputOf(0, t, count, seed);
-  for (int r = 1; r < kRanks; ++r) {
+  for (int r = 1; r < nranks; ++r) {
     std::vector<char> x = inputOf(r, t, count, seed);
     for (size_t i = 0; i < count; ++i) store(t, acc.data(), i, toFloat(t, acc.data(), i) + toFloat(t, x.data(), i));
   }
@@ -126,6 +132,7 @@ std::string runVariant(const RankContext& ctx, const Variant& s) {
   std::string err = initComm(ctx, &comm);
   if (!err.empty()) return err;
   Buffers b{dev.get()};
+  const int n = ctx.nranks;
   std::string f;
   uint64_t seed = 11;
   for (tuttiDataType_t t : {tuttiFloat32, tuttiFloat16, tuttiBfloat16}) {
@@ -133,22 +140,29 @@ std::string runVariant(const RankContext& ctx, const Variant& s) {
       const size_t es = elemSize(t);
       const std::string what = std::string("dtype ") + std::to_string(t) + " count " + std::to_string(count);
       // All-reduce.
-      std::vector<char> want = sequentialSum(t, count, ++seed);
+      std::vector<char> want = sequentialSum(t, count, n, ++seed);
       std::vector<char> mine = inputOf(ctx.rank, t, count, seed), out(count * es);
       tuttiResult_t r = tuttiAllReduce(b.in(mine), b.out(out), count, t, tuttiSum, comm, b.stream());
       std::string e = r != tuttiSuccess ? tuttiGetLastError(comm) : b.finish(out);
       if (e.empty()) e = firstDifference(t, out.data(), want.data(), count, 0);
       if (!e.empty()) f += "allreduce " + what + ": " + e + "\n";
-      // Reduce to rank 2.
-      want = sequentialSum(t, count, ++seed);
+      // In place: the sums pass through scratch while the input is still read.
+      const void* inout = b.in(mine);
+      r = tuttiAllReduce(inout, const_cast<void*>(inout), count, t, tuttiSum, comm, b.stream());
+      e = r != tuttiSuccess ? tuttiGetLastError(comm) : b.finishAt(inout, out);
+      if (e.empty()) e = firstDifference(t, out.data(), want.data(), count, 0);
+      if (!e.empty()) f += "allreduce in place " + what + ": " + e + "\n";
+      // Reduce to the last rank but one (rank 2 of 4: the middle of the chain).
+      const int root = n - 2;
+      want = sequentialSum(t, count, n, ++seed);
       mine = inputOf(ctx.rank, t, count, seed);
-      r = tuttiReduce(b.in(mine), b.out(out), count, t, tuttiSum, 2, comm, b.stream());
+      r = tuttiReduce(b.in(mine), b.out(out), count, t, tuttiSum, root, comm, b.stream());
       e = r != tuttiSuccess ? tuttiGetLastError(comm) : b.finish(out);
-      if (e.empty() && ctx.rank == 2) e = firstDifference(t, out.data(), want.data(), count, 0);
+      if (e.empty() && ctx.rank == root) e = firstDifference(t, out.data(), want.data(), count, 0);
       if (!e.empty()) f += "reduce " + what + ": " + e + "\n";
       // Reduce-scatter: each rank's block of the sum.
-      want = sequentialSum(t, count * kRanks, ++seed);
-      mine = inputOf(ctx.rank, t, count * kRanks, seed);
+      want = sequentialSum(t, count * n, n, ++seed);
+      mine = inputOf(ctx.rank, t, count * n, seed);
       r = tuttiReduceScatter(b.in(mine), b.out(out), count, t, tuttiSum, comm, b.stream());
       e = r != tuttiSuccess ? tuttiGetLastError(comm) : b.finish(out);
       if (e.empty()) e = firstDifference(t, out.data(), want.data(), count, ctx.rank * count);
@@ -184,7 +198,7 @@ class Deterministic : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(Deterministic, EveryReductionIsTheSequentialSumBitForBit) {
   const Variant s = GetParam();
-  auto outcomes = runRanks(kRanks, [s](const RankContext& ctx) { return runVariant(ctx, s); }, envOf(s, "1"), 300);
+  auto outcomes = runRanks(s.ranks, [s](const RankContext& ctx) { return runVariant(ctx, s); }, envOf(s, "1"), 300);
   EXPECT_EQ(summarize(outcomes), "");
 }
 
@@ -195,7 +209,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, Deterministic, ::testing::ValuesIn(kVariants)
 // differs from the sequential one, and some element shows it.
 TEST(DeterministicOff, TheRingsGroupingDiffersFromTheSequentialSum) {
   const Variant s{"ring_off", "ring", 1, "65536", "shm", false};
-  auto outcomes = runRanks(kRanks, [s](const RankContext& ctx) { return runVariant(ctx, s); }, envOf(s, "0"), 300);
+  auto outcomes = runRanks(s.ranks, [s](const RankContext& ctx) { return runVariant(ctx, s); }, envOf(s, "0"), 300);
   EXPECT_NE(summarize(outcomes).find("the sequential sum"), std::string::npos);
 }
 

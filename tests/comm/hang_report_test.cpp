@@ -16,14 +16,9 @@ namespace {
 CallRecord call(Collective c, uint64_t entered, uint64_t finished, size_t count = 1024,
                 DataType dt = DataType::kFloat32, RedOp op = RedOp::kSum, int root = 0) {
   CallRecord r;
-  r.collective = static_cast<int>(c);
-  r.entered = entered;
+  r.entered = {entered, count, static_cast<int32_t>(c), static_cast<int32_t>(dt), static_cast<int32_t>(op), root};
   r.finished = finished;
-  r.count = count;
-  r.dtype = static_cast<int>(dt);
-  r.op = static_cast<int>(op);
-  r.root = root;
-  if (entered) r.recent[entered % CallRecord::kRecent] = r.signature();
+  if (entered) r.recent[entered % CallRecord::kRecent] = r.entered;
   return r;
 }
 
@@ -113,13 +108,13 @@ TEST(ProgressService, AnswersForTheRanksOfItsHost) {
   ProgressBoard board;
   const uint64_t magic = 0x1234abcd5678ull ^ static_cast<uint64_t>(getpid());
   ASSERT_TRUE(board.publish(magic, 3).ok());
-  board.mine().enter(42, static_cast<int>(Collective::kReduce), 1, 2, 5, 77);
+  board.mine().enter({42, 77, static_cast<int32_t>(Collective::kReduce), 1, 2, 5});
   board.mine().waitOn(4, true, 2);
   CallRecord read;
   ASSERT_TRUE(ProgressBoard::readPeer(getpid(), magic, 3, &read));
-  EXPECT_EQ(read.entered, 42u);
-  EXPECT_EQ(read.count, 77u);
-  EXPECT_EQ(read.root, 5);
+  EXPECT_EQ(read.entered.sequence, 42u);
+  EXPECT_EQ(read.entered.count, 77u);
+  EXPECT_EQ(read.entered.root, 5);
   EXPECT_EQ(read.waitPeer, 4);
   EXPECT_FALSE(ProgressBoard::readPeer(getpid(), magic, 2, &read));
 
@@ -139,7 +134,7 @@ TEST(ProgressService, AnswersForTheRanksOfItsHost) {
   ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ(got->size(), 3u);
   EXPECT_TRUE((*got)[0].hasRecord);
-  EXPECT_EQ((*got)[0].record.entered, 42u);
+  EXPECT_EQ((*got)[0].record.entered.sequence, 42u);
   EXPECT_EQ((*got)[0].state, static_cast<int>(ProcessState::kRunning));
   EXPECT_FALSE((*got)[1].hasRecord);
   EXPECT_EQ((*got)[2].state, static_cast<int>(ProcessState::kGone));

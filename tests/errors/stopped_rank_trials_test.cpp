@@ -8,11 +8,17 @@
 // per transport (ctest runs 2; TUTTI_STOP_TRIALS=20 runs the 20).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "tests/harness/fault_trial.h"
+#include "tests/harness/ranks.h"
 
 namespace tutti_test {
 namespace {
@@ -29,6 +35,53 @@ void runTrials(const std::string& net) {
 
 TEST(StoppedRankTrials, EveryRankNamesTheStoppedRankOverSockets) { runTrials("socket"); }
 TEST(StoppedRankTrials, EveryRankNamesTheStoppedRankOverShm) { runTrials("shm"); }
+
+// Stopped before the connections a call first needs are made: the others
+// wait in setup, not in a step, and must still name it (its state and the
+// call it has not entered), not report only that it never attached.
+TEST(StoppedRank, OneStoppedBeforeItsPeersFirstConnectionsIsNamed) {
+  constexpr int n = 4, victim = 2;
+  const std::string pidFile = "/tmp/tutti-stopped-victim-" + std::to_string(getpid());
+  auto body = [&](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    float x = 1, sum = 0;  // the rings, connected at init, work
+    if (tuttiAllReduce(&x, &sum, 1, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess || sum != n)
+      return std::string("the first all-reduce failed: ") + tuttiGetLastError(comm);
+    if (ctx.rank == victim) {
+      std::ofstream(pidFile) << getpid() << std::endl;
+      raise(SIGSTOP);
+      return "";
+    }
+    // Send and receive with the victim: their connections are made now.
+    std::vector<float> out(1000, 1.0f), in(1000);
+    tuttiGroupStart();
+    tuttiSend(out.data(), out.size(), tuttiFloat32, victim, comm, nullptr);
+    tuttiRecv(in.data(), in.size(), tuttiFloat32, victim, comm, nullptr);
+    const tuttiResult_t r = tuttiGroupEnd();
+    const std::string message = tuttiGetLastError(comm);
+    if (ctx.rank == 0) {  // the victim goes, whatever happened here
+      int pid = 0;
+      std::ifstream(pidFile) >> pid;
+      if (pid > 0) kill(pid, SIGKILL);
+    }
+    if (r == tuttiSuccess) return "the calls with the stopped rank succeeded";
+    const std::string named = "rank " + std::to_string(victim) + " (host ";
+    if (message.find(named) == std::string::npos || message.find("stopped") == std::string::npos)
+      return "does not name the stopped rank " + std::to_string(victim) + ": " + message;
+    return "";
+  };
+  auto env = [](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "3"}};
+  };
+  std::vector<RankOutcome> outcomes = runRanks(n, body, env, 60);
+  unlink(pidFile.c_str());
+  std::string failures;
+  for (const RankOutcome& o : outcomes)
+    if (o.rank != victim && !o.failure.empty()) failures += "rank " + std::to_string(o.rank) + ": " + o.failure + "\n";
+  EXPECT_EQ(failures, "");
+}
 
 }  // namespace
 }  // namespace tutti_test

@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <set>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "src/plan/layout.h"
 #include "src/plan/planner.h"
@@ -38,6 +42,55 @@ TEST(Topology, JsonRoundTrip) {
   auto again = TopoGraph::fromJson(Json::parse(g->toJson().dump()).value());
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->toJson().dump(), g->toJson().dump());
+}
+
+bool readFromCache(const std::vector<std::string>& notes) {
+  return std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.rfind("read from", 0) == 0; });
+}
+
+// The first process of a host probes, the next reads its file; a broken
+// file is probed again and replaced.
+TEST(TopologyCache, TheFirstProbesTheNextReadsABrokenFileIsReplaced) {
+  char dir[] = "/tmp/tutti-topo-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::vector<std::string> first, second, third;
+  const std::string probed = detectTopologyOncePerHost(dir, &first).toJson().dump();
+  EXPECT_FALSE(readFromCache(first));
+  const std::string file = std::string(dir) + "/" + topologyCacheKey();
+  EXPECT_EQ(access(file.c_str(), R_OK), 0) << file;
+  EXPECT_EQ(detectTopologyOncePerHost(dir, &second).toJson().dump(), probed);
+  EXPECT_TRUE(readFromCache(second));
+  std::ofstream(file) << "{ not json";
+  EXPECT_EQ(detectTopologyOncePerHost(dir, &third).toJson().dump(), probed);
+  EXPECT_FALSE(readFromCache(third));
+  EXPECT_TRUE(readTopologyFile(file).ok());
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+// Processes that start together probe once: the others wait on the lock.
+TEST(TopologyCache, ProcessesStartingTogetherProbeOnce) {
+  char dir[] = "/tmp/tutti-topo-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  constexpr int kProcesses = 4;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      std::vector<std::string> notes;
+      detectTopologyOncePerHost(dir, &notes);
+      _exit(readFromCache(notes) ? 0 : 1);  // 1: this one probed
+    }
+    children.push_back(pid);
+  }
+  int probed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    probed += WEXITSTATUS(status);
+  }
+  EXPECT_EQ(probed, 1);
+  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 TEST(Topology, SyntheticMachine) {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "src/common/config.h"
+#include "src/common/interfaces.h"
 #include "src/common/log.h"
 #include "src/device/device_runtime.h"
 #include "transport/ibverbs/connection.h"
@@ -29,6 +30,7 @@ Result<std::vector<IbPortDesc>> usablePorts(const VerbsApi& api, const IbSetting
 }  // namespace
 
 Status IbTransport::probe(std::string* description) {
+  if (!anyVerbsDevice()) return InvalidUsage("no RDMA device (/sys/class/infiniband is empty)");
   std::string why;
   const VerbsApi* api = verbsApi(&why);
   if (!api) return InvalidUsage(why);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "src/common/host_buffer.h"
+#include "src/common/interfaces.h"
 #include "transport/ucx/connection.h"
 #include "transport/ucx/worker.h"
 
@@ -96,7 +97,9 @@ Status UcxTransport::accept(const ConnectionSpec&, RecvConnection&) {
   return Status::Ok();
 }
 
-bool UcxTransport::hasRdmaLanes() { return UcxWorker::hasRdma(UcxWorker::fabricResources()); }
+// rc, dc and ud ride on verbs devices: without one, UCX need not open its
+// memory domains to say no.
+bool UcxTransport::hasRdmaLanes() { return anyVerbsDevice() && UcxWorker::hasRdma(UcxWorker::fabricResources()); }
 
 Status UcxTransport::probe(std::string* description, bool* rdma) {
   auto w = UcxWorker::create(0);

@@ -1,0 +1,107 @@
+// One probe per host. hwloc's probe costs tens of milliseconds a process,
+// most of a small job's init, and every process of a host would get the same
+// answer: the first to come probes and leaves the graph as JSON in a
+// directory (/dev/shm); the others wait on a lock meanwhile and read it.
+// The file's name holds what would change the answer: the boot, the user,
+// the process's CPU binding, its visible devices and the host's network
+// interfaces. A file older than kFreshSeconds is probed again.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include "src/common/hash.h"
+#include "src/topo/topology.h"
+
+namespace tutti {
+
+namespace {
+
+constexpr int kFreshSeconds = 300;
+
+std::string firstLineOf(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+std::string interfaceNames() {
+  std::string names;
+  if (DIR* d = opendir("/sys/class/net")) {
+    while (dirent* e = readdir(d)) names += std::string(e->d_name) + ",";
+    closedir(d);
+  }
+  return names;
+}
+
+// The files of this user's other keys (interfaces come and go) that are too
+// old to be read again, so they do not pile up in memory until a reboot.
+void removeStale(const std::string& dir, const std::string& keep) {
+  const std::string mine = "tutti-topo-" + std::to_string(getuid()) + "-";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (std::string(e->d_name).rfind(mine, 0) != 0) continue;
+    const std::string path = dir + "/" + e->d_name;
+    if (path.rfind(keep, 0) == 0) continue;  // this key's file and lock
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0 && st.st_uid == getuid() && time(nullptr) - st.st_mtime > 2 * kFreshSeconds)
+      unlink(path.c_str());
+  }
+  closedir(d);
+}
+
+}  // namespace
+
+std::string topologyCacheKey() {
+  std::string key = firstLineOf("/proc/sys/kernel/random/boot_id") + "|" + interfaceNames() + "|";
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) key.append(reinterpret_cast<const char*>(&cpus), sizeof(cpus));
+  for (const char* v : {"CUDA_VISIBLE_DEVICES", "TUTTI_EMULATE_DEVICE"})
+    key += std::string("|") + (getenv(v) ? getenv(v) : "-");
+  char name[64];
+  snprintf(name, sizeof(name), "tutti-topo-%u-%016llx.json", static_cast<unsigned>(getuid()),
+           static_cast<unsigned long long>(fnv1a64(key.data(), key.size())));
+  return name;
+}
+
+TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::string>* notes) {
+  const std::string path = dir + "/" + topologyCacheKey();
+  const int lock = open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    if (lock >= 0) close(lock);
+    return detectTopology(notes);
+  }
+  // Only a file of this user's, written lately, is trusted.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && st.st_uid == getuid() && time(nullptr) - st.st_mtime < kFreshSeconds) {
+    auto cached = readTopologyFile(path);
+    if (cached.ok()) {
+      close(lock);  // releases the lock
+      if (notes) notes->push_back("read from " + path + ", probed by another process of this host");
+      return std::move(cached.value());
+    }
+    if (notes) notes->push_back("probing again: " + cached.status().message());
+  }
+  TopoGraph graph = detectTopology(notes);
+  removeStale(dir, path);
+  // Written aside and renamed, so no reader sees half a file.
+  const std::string partial = path + "." + std::to_string(getpid());
+  if (writeTopologyFile(graph, partial).ok()) {
+    if (rename(partial.c_str(), path.c_str()) != 0) unlink(partial.c_str());
+  } else {
+    unlink(partial.c_str());
+  }
+  close(lock);
+  return graph;
+}
+
+}  // namespace tutti
