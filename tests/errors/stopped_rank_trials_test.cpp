@@ -8,7 +8,9 @@
 // per transport (ctest runs 2; TUTTI_STOP_TRIALS=20 runs the 20).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -61,7 +63,15 @@ TEST(StoppedRank, OneStoppedBeforeItsPeersFirstConnectionsIsNamed) {
     tuttiRecv(in.data(), in.size(), tuttiFloat32, victim, comm, nullptr);
     const tuttiResult_t r = tuttiGroupEnd();
     const std::string message = tuttiGetLastError(comm);
-    if (ctx.rank == 0) {  // the victim goes, whatever happened here
+    // The victim goes once every other rank is done (one killed sooner is
+    // gone, not stopped, to the ranks still asking): the last one kills it.
+    const int fd = open((pidFile + ".done").c_str(), O_CREAT | O_RDWR | O_APPEND, 0600);
+    flock(fd, LOCK_EX);
+    (void)!write(fd, "x", 1);
+    const bool last = lseek(fd, 0, SEEK_END) == n - 1;
+    flock(fd, LOCK_UN);
+    close(fd);
+    if (last) {
       int pid = 0;
       std::ifstream(pidFile) >> pid;
       if (pid > 0) kill(pid, SIGKILL);
@@ -77,6 +87,7 @@ TEST(StoppedRank, OneStoppedBeforeItsPeersFirstConnectionsIsNamed) {
   };
   std::vector<RankOutcome> outcomes = runRanks(n, body, env, 60);
   unlink(pidFile.c_str());
+  unlink((pidFile + ".done").c_str());
   std::string failures;
   for (const RankOutcome& o : outcomes)
     if (o.rank != victim && !o.failure.empty()) failures += "rank " + std::to_string(o.rank) + ": " + o.failure + "\n";
