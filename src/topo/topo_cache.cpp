@@ -25,6 +25,17 @@ namespace tutti {
 namespace {
 
 constexpr int kFreshSeconds = 300;
+// A prober that hangs or is stopped holds the lock: past this, probe alone.
+constexpr int kLockSeconds = 10;
+
+bool lockWithin(int fd, int seconds) {
+  const time_t until = time(nullptr) + seconds;
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (time(nullptr) >= until) return false;
+    usleep(1000);
+  }
+  return true;
+}
 
 std::string firstLineOf(const char* path) {
   std::ifstream f(path);
@@ -76,8 +87,9 @@ std::string topologyCacheKey() {
 TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::string>* notes) {
   const std::string path = dir + "/" + topologyCacheKey();
   const int lock = open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+  if (lock < 0 || !lockWithin(lock, kLockSeconds)) {
     if (lock >= 0) close(lock);
+    if (notes) notes->push_back("probing alone: " + path + ".lock is unusable or was held over 10 s");
     return detectTopology(notes);
   }
   // Only a file of this user's, written lately, is trusted.
