@@ -57,7 +57,7 @@ void usage(const char* prog) {
           "                          on a machine without a GPU; implies -G 1\n"
           "  -z, --blocking 0|1      accepted for nccl-tests compatibility (host calls block)\n"
           "  -C, --collective NAME   allreduce allgather broadcast reduce reducescatter sendrecv\n"
-          "                          alltoall (default allreduce)\n"
+          "                          alltoall barrier (default allreduce)\n"
           "  -np N                   fork N ranks on this machine (no launcher needed)\n"
           "  -t, --nthreads N        N ranks as threads in each process\n"
           "      --json FILE         also write the results as JSON\n"
@@ -133,7 +133,7 @@ bool parsePerfArgs(int argc, char** argv, PerfArgs* a, int* exitCode) {
       ok = need("-C");
       if (ok) a->collective = v;
       const char* known[] = {"allreduce", "allgather", "broadcast", "reduce", "reducescatter",
-                             "sendrecv", "alltoall"};
+                             "sendrecv", "alltoall", "barrier"};
       bool found = false;
       for (const char* k : known) found |= ok && a->collective == k;
       ok = found;

@@ -40,7 +40,7 @@ char* allocateTouched(size_t bytes) {
   return static_cast<char*>(p);
 }
 
-enum class Coll { kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kSendRecv, kAllToAll };
+enum class Coll { kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kSendRecv, kAllToAll, kBarrier };
 
 Coll parseColl(const std::string& s) {
   if (s == "allgather") return Coll::kAllGather;
@@ -49,6 +49,7 @@ Coll parseColl(const std::string& s) {
   if (s == "reducescatter") return Coll::kReduceScatter;
   if (s == "sendrecv") return Coll::kSendRecv;
   if (s == "alltoall") return Coll::kAllToAll;
+  if (s == "barrier") return Coll::kBarrier;
   return Coll::kAllReduce;
 }
 
@@ -157,6 +158,8 @@ tuttiResult_t RankRunner::issue(tuttiDataType_t t, tuttiRedOp_t op, size_t count
       }
       return tuttiGroupEnd();
     }
+    case Coll::kBarrier:
+      return tuttiBarrier(comm_, stream);
   }
   return tuttiInternalError;
 }
@@ -202,6 +205,8 @@ long long RankRunner::countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t coun
     case Coll::kAllToAll:
       for (int p = 0; p < n_; ++p)
         for (size_t i = 0; i < count; ++i) expectAt(p * count + i, perfInput(p, rank_ * count + i, op));
+      break;
+    case Coll::kBarrier:  // moves nothing: one row, its time is the barrier's
       break;
   }
   return wrong;
@@ -256,13 +261,13 @@ int RankRunner::run() {
     }
   }
   std::vector<tuttiRedOp_t> ops = reduces(coll_) ? a_.ops : std::vector<tuttiRedOp_t>{tuttiSum};
-  bool inPlaceMeaningful = coll_ != Coll::kSendRecv && coll_ != Coll::kAllToAll;
+  bool inPlaceMeaningful = coll_ != Coll::kSendRecv && coll_ != Coll::kAllToAll && coll_ != Coll::kBarrier;
   for (tuttiDataType_t t : a_.types) {
     size_t es = typeSize(t);
     for (tuttiRedOp_t op : ops) {
       for (size_t size = a_.minBytes; size <= a_.maxBytes;) {
-        size_t count = perRank(coll_) ? size / (es * n_) : size / es;
-        if (count > 0 || size == 0) {
+        size_t count = coll_ == Coll::kBarrier ? 0 : perRank(coll_) ? size / (es * n_) : size / es;
+        if (count > 0 || size == 0 || coll_ == Coll::kBarrier) {
           PerfRow row;
           row.bytes = perRank(coll_) ? count * es * n_ : count * es;
           row.count = perRank(coll_) ? count * n_ : count;
@@ -279,7 +284,7 @@ int RankRunner::run() {
         }
         size_t next = a_.stepFactor > 1 ? static_cast<size_t>(size * a_.stepFactor) : size + a_.stepBytes;
         if (next <= size) next = size + 1;
-        size = next;
+        size = coll_ == Coll::kBarrier ? a_.maxBytes + 1 : next;
       }
     }
   }

@@ -107,7 +107,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   cs.device = device_;
   cs.stream = deviceCalls_ ? deviceCalls_->stream() : nullptr;
   TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
-  TUTTI_RETURN_IF_ERROR(connectRings());
+  TUTTI_RETURN_IF_ERROR(connectInitEdges());
   clock.lap("connections and buffers");
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
@@ -200,6 +200,7 @@ Status Communicator::gatherLayout(const TopoGraph& topo, const std::vector<NetIn
   ps.maxChunkBytes = config_.slotBytes;
   ps.filter = config_.algoFilter;
   ps.deterministic = config_.deterministic;
+  ps.sharedMemory = !config_.shmDisabled;
   planner_ = CallPlanner(std::move(layout), rank_, ps);
   TUTTI_INFO(kSubsysInit, "rank %d: %s; ring of channel 0 crosses nodes %d time(s); %d NIC(s), %.0f Gbit/s",
              rank_, planner_.layout().describe().c_str(), planner_.tuning().ringCrossings, mine.nics, mine.netGbps);
@@ -248,26 +249,31 @@ Result<std::vector<std::string>> Communicator::swapAddresses(const std::string& 
 
 // Host rings always; a device communicator's device rings too, so no
 // first call connects them while a gate holds a stream.
-Status Communicator::connectRings() {
+Status Communicator::connectInitEdges() {
   if (nranks_ == 1) return Status::Ok();
-  Plan rings = planner_.ringEdges();
+  Plan rings = planner_.initEdges();
   std::vector<PlanToConnect> wanted{{this, &rings, Memory::kHost}};
   if (device_ >= 0) wanted.push_back({this, &rings, Memory::kDevice});
   return connectPlans(wanted);
 }
 
 TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
-  return planner_.plan({a.collective, a.count, dtypeSize(a.dtype), a.root}, plan);
+  return planner_.plan({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}, plan);
 }
 
 size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
-  // An ordered reduce-scatter (all-reduce's too) sums in scratch: the
-  // caller's output may be its own input (in place), added only in its turn.
-  if (plan.algorithm == Algorithm::kOrdered && a.collective != Collective::kReduce)
-    return a.count * dtypeSize(a.dtype);
-  // A tree reduce accumulates children in the output, which only the root has.
-  if (plan.algorithm != Algorithm::kTree || a.collective != Collective::kReduce || rank_ == a.root) return 0;
-  return a.count * dtypeSize(a.dtype);
+  const size_t bytes = a.count * dtypeSize(a.dtype);
+  switch (plan.algorithm) {
+    // A device's ordered sums accumulate in scratch (the host's in a tile
+    // that stays in cache): the output may be the input, added in its turn.
+    case Algorithm::kOrdered:
+      return a.onDevice && a.collective != Collective::kReduce ? bytes : 0;
+    // A tree reduce accumulates children in the output, which only the root has.
+    case Algorithm::kTree:
+      return a.collective == Collective::kReduce && rank_ != a.root ? bytes : 0;
+    default:
+      return 0;
+  }
 }
 
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
@@ -301,6 +307,12 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->memory = a.memory();
   work->abort = &health_.abortFlag();
   work->progress = &health_.progress().mine();
+  // One-shot calls are small, and mismatched ones could line up and
+  // complete (a broadcast's receiver takes an all-reduce's chunk): each
+  // chunk carries the call's signature, so a rank that gets another call's
+  // refuses it. (A one-shot all-reduce in place also writes its sum over
+  // what it sent, maybe before a socket flushed it: tagged sends are copies.)
+  work->tag = plan->algorithm == Algorithm::kOneShot ? a.signature(work->sequence).tag() : 0;
   if (!a.internal) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
@@ -308,6 +320,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   }
   // Device chunks fill their connections' slots: one kernel per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
+  if (work->tag) work->chunkBytes = kOneShotSlotBytes - kChunkTagBytes;
   if (!p2p)
     TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of %s memory: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_),

@@ -147,7 +147,7 @@ class Communicator final : public Links {
   Result<std::vector<std::string>> gatherBusIds();
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
-  Status connectRings();
+  Status connectInitEdges();
   // The cost model's choice for the call, its plan, and the scratch it needs.
   TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
   size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
@@ -161,7 +161,7 @@ class Communicator final : public Links {
   CallPlanner planner_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   Connections connections_;
-  HostBuffer scratch_;  // tree reduce's partial sums at ranks other than the root
+  HostBuffer scratch_;  // partial sums a call keeps off its output (scratchBytes)
   Plan scratchPlan_;
   std::vector<Plan> devicePlans_;  // reused: a steady device call allocates nothing
   std::vector<Work> deviceWorks_;

@@ -1,5 +1,5 @@
 // Every connection of a communicator, by (memory, channel, peer) and
-// direction: rings, trees and send/recv (channel kP2PChannel) of host and
+// direction: rings, trees, send/recv (channel kP2PChannel) and one-shot (kOneShotChannel) of host and
 // device calls all draw from it, so an edge two algorithms share is one
 // connection. Sized once, so the slots a Connector fills keep their address.
 #pragma once
@@ -18,6 +18,8 @@
 namespace tutti {
 
 constexpr int kMaxChannels = 32;
+// Ring channels, send/recv's (kP2PChannel) and one-shot's (kOneShotChannel).
+constexpr int kChannelSlots = kMaxChannels - kOneShotChannel;
 
 // The slot memory a communicator's connections hold, counted as each is
 // made, so a query never walks a table a connector is filling. A shared
@@ -44,14 +46,14 @@ class ConnectionTable {
     nranks_ = nranks;
     send_.clear();
     recv_.clear();
-    send_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
-    recv_.resize(static_cast<size_t>(kMemoryKinds) * (kMaxChannels + 1) * nranks);
+    send_.resize(static_cast<size_t>(kMemoryKinds) * kChannelSlots * nranks);
+    recv_.resize(static_cast<size_t>(kMemoryKinds) * kChannelSlots * nranks);
     tally_.clear();
   }
   MemoryTally& tally() { return tally_; }
   const MemoryTally& tally() const { return tally_; }
   bool valid(int channel, int peer) const {
-    return channel >= kP2PChannel && channel < kMaxChannels && peer >= 0 && peer < nranks_;
+    return channel >= kOneShotChannel && channel < kMaxChannels && peer >= 0 && peer < nranks_;
   }
   SendConnection* send(Memory m, int channel, int peer) const {
     return valid(channel, peer) ? send_[index(m, channel, peer)].get() : nullptr;
@@ -70,7 +72,7 @@ class ConnectionTable {
   // The connections of one memory kind only.
   template <typename F>
   void forEach(Memory m, F&& f) {
-    const size_t per = static_cast<size_t>(kMaxChannels + 1) * nranks_;
+    const size_t per = static_cast<size_t>(kChannelSlots) * nranks_;
     const size_t first = static_cast<size_t>(m) * per;
     for (size_t i = first; i < first + per && i < send_.size(); ++i) {
       if (send_[i]) f(*send_[i]);
@@ -98,13 +100,13 @@ class ConnectionTable {
   // The receiver's id for the connection `sender` sends it on `channel`
   // for calls on `m`: unique per receiver, and the tag its handle travels under.
   static uint32_t connectionId(Memory m, int channel, int sender) {
-    return (static_cast<uint32_t>(m) << 30) | (static_cast<uint32_t>(channel + 1) << 22) |
+    return (static_cast<uint32_t>(m) << 30) | (static_cast<uint32_t>(channel - kOneShotChannel) << 22) |
            static_cast<uint32_t>(sender);
   }
 
  private:
   size_t index(Memory m, int channel, int peer) const {
-    return (static_cast<size_t>(m) * (kMaxChannels + 1) + (channel + 1)) * nranks_ + peer;
+    return (static_cast<size_t>(m) * kChannelSlots + (channel - kOneShotChannel)) * nranks_ + peer;
   }
   int nranks_ = 0;
   MemoryTally tally_;

@@ -64,6 +64,10 @@ ConnectionSpec Connections::specFor(Memory m, int channel, int peer, int sender)
   spec.connectionId = ConnectionTable::connectionId(m, channel, sender);
   spec.slotBytes = m == Memory::kDevice ? settings_.deviceSlotBytes : settings_.hostSlotBytes;
   spec.nslots = settings_.nslots;
+  if (channel == kOneShotChannel) {
+    spec.slotBytes = kOneShotSlotBytes;
+    spec.nslots = kOneShotSlots;
+  }
   spec.timeoutSeconds = settings_.timeoutSeconds;
   spec.abort = settings_.abort;
   spec.nic = channel < 0 ? 0 : channel % settings_.nics;  // channels listen on the node's NICs in turn
@@ -86,10 +90,11 @@ bool Connections::request(const Plan& plan, Memory m, Connector* connector) {
         connector->addSend(endpoint(p.channel, s.sendPeer, rank), table_.sendSlot(m, p.channel, s.sendPeer));
         any = true;
       }
-      if (s.recvPeer >= 0 && !table_.recv(m, p.channel, s.recvPeer)) {
-        connector->addRecv(endpoint(p.channel, s.recvPeer, s.recvPeer), table_.recvSlot(m, p.channel, s.recvPeer));
+      forEachRecvPeer(s, rank, [&](int peer) {
+        if (table_.recv(m, p.channel, peer)) return;
+        connector->addRecv(endpoint(p.channel, peer, peer), table_.recvSlot(m, p.channel, peer));
         any = true;
-      }
+      });
     }
   return any;
 }

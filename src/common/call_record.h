@@ -17,6 +17,14 @@ struct CallSignature {
   int32_t dtype = 0;
   int32_t op = 0;
   int32_t root = 0;
+  // A nonzero word that differs, but for collisions, between two signatures
+  // (a few multiplies: it is made on every small call).
+  uint64_t tag() const {
+    const uint64_t kinds = static_cast<uint32_t>(collective) | uint64_t{static_cast<uint32_t>(dtype)} << 16 |
+                           uint64_t{static_cast<uint32_t>(op)} << 32 | uint64_t{static_cast<uint32_t>(root)} << 40;
+    const uint64_t h = sequence * 0x9E3779B97F4A7C15ull ^ count * 0xC2B2AE3D27D4EB4Full ^ kinds * 0x165667B19E3779F9ull;
+    return (h ^ h >> 29) | 1;
+  }
 };
 
 // A CallSignature readable while its one writer changes it: each field is

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace tutti {
 
@@ -22,7 +23,7 @@ struct Cursor {
   int recvPeer = -1;
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
-  bool sizeMismatch = false;  // a chunk arrived with another size than this call's
+  bool otherCall = false;  // a chunk arrived with another size or tag than this call's
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
   bool waitIsRecv = false;
@@ -57,6 +58,14 @@ class Run {
   // Does the step's work on one chunk and posts what it sends.
   Status doChunk(const Cursor& c, const Step& s, size_t offset, const void* recvBuf,
                  void* sendBuf, size_t n);
+  // kRecvAll* steps: peeks the current chunk of every other rank into
+  // operands_; blocked until all are there.
+  Advance gather(Cursor& c, const Step& s, size_t bytes, Status* error);
+  // out = ((x0 + x1) + x2) + ... over operands_, `own` in this rank's place.
+  void reduceInRankOrder(const Work& w, const char* own, char* partial, char* out, size_t n, RedOp op);
+  // A chunk of `got` bytes came from `peer`: an error unless it is the
+  // `want` bytes (tag included) of this call.
+  static Status checkChunk(Cursor& c, int peer, const void* chunk, size_t got, size_t want);
   // "allreduce #5 on rank 0, recv step 2/10 chunk 1/4 of channel 0, receiving from ...".
   std::string where(const Cursor& c) const;
   Status describe(const Cursor& c, const Status& cause) const { return cause.withContext(where(c)); }
@@ -78,6 +87,9 @@ class Run {
   Status fail(Cursor& c, const Status& cause, int peer = -1, bool sending = false);
   bool eligible(size_t index) const;
   Status checkHealth();
+  // A kRecvAll* step waits on the first rank whose chunk is missing, but
+  // any other still missing may be the one that died: checks them all.
+  Status checkEveryPeer(Cursor& c);
   // Progresses the cursor's send connections; marks it drained once all are flushed.
   Status drain(Cursor& c);
   // A blocked cursor keeps every connection of its program moving, not just
@@ -98,9 +110,14 @@ class Run {
   double nextMatchCheck_ = options_.matchCheckSeconds;  // seconds into the call; doubles after each
   // Reused across calls on this thread: steady-state calls allocate nothing.
   static thread_local std::vector<Cursor> cursors_;
+  // A kRecvAll* step's chunk of each rank, and the connections it came on.
+  static thread_local std::vector<const void*> operands_;
+  static thread_local std::vector<RecvConnection*> operandSources_;
 };
 
 thread_local std::vector<Cursor> Run::cursors_;
+thread_local std::vector<const void*> Run::operands_;
+thread_local std::vector<RecvConnection*> Run::operandSources_;
 
 Status Run::resolve(Cursor& c) {
   c.resolved = true;
@@ -167,13 +184,97 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
       reducer_.reduce(out, recvBuf, in, n, w.dtype, op, w.nranks);
       payload = out;
       break;
+    case StepKind::kRecvAllReduceCopy:
+    case StepKind::kRecvAllReduceCopySend:
+      reduceInRankOrder(w, in, partial, out, n, op);
+      payload = out;
+      break;
   }
   if (!stepSends(s.kind)) return Status::Ok();
   // Sent by reference, the bytes must not change until flushed: inputs are
   // read-only here, and an output chunk is written once per call.
-  if (payload && c.send->sendsByReference()) return c.send->postReference(payload, bytes);
+  if (payload && c.send->sendsByReference() && !w.tag) return c.send->postReference(payload, bytes);
   if (payload) reducer_.copy(sendBuf, payload, bytes);
-  return c.send->post(bytes);
+  if (!w.tag) return c.send->post(bytes);
+  std::memcpy(static_cast<char*>(sendBuf) + bytes, &w.tag, kChunkTagBytes);
+  return c.send->post(bytes + kChunkTagBytes);
+}
+
+void Run::reduceInRankOrder(const Work& w, const char* own, char* partial, char* out, size_t n, RedOp op) {
+  // On the host, tile by tile through a buffer that stays in cache: each
+  // operand is read once and the output written once, and an output that
+  // is also the input is written only after its tile was read. A device
+  // accumulates in the call's scratch (`partial`), a kernel per operand.
+  constexpr size_t kTileBytes = 16 << 10;
+  alignas(64) static thread_local char tileBuffer[kTileBytes];
+  const bool host = w.memory == Memory::kHost;
+  const size_t es = dtypeSize(w.dtype);
+  operands_[w.rank] = own;
+  const size_t ranks = operands_.size();
+  const size_t tile = host && ranks > 2 ? kTileBytes / es : n;  // two: straight to the output
+  const RedOp partialOp = op == RedOp::kAvg ? RedOp::kSum : op;  // avg divides once, at the end
+  for (size_t t = 0; t < n; t += tile) {
+    const size_t m = std::min(tile, n - t);
+    char* const sum = host ? tileBuffer : partial + t * es;
+    const char* acc = static_cast<const char*>(operands_[0]) + t * es;
+    for (size_t j = 1; j < ranks; ++j) {
+      const bool last = j == ranks - 1;
+      char* dst = last ? out + t * es : sum;
+      reducer_.reduce(dst, acc, static_cast<const char*>(operands_[j]) + t * es, m, w.dtype,
+                      last ? op : partialOp, w.nranks);
+      acc = dst;
+    }
+  }
+}
+
+Status Run::checkChunk(Cursor& c, int peer, const void* chunk, size_t got, size_t want) {
+  const uint64_t tag = c.work->tag;
+  if (got == want && (!tag || std::memcmp(static_cast<const char*>(chunk) + want - kChunkTagBytes, &tag,
+                                          kChunkTagBytes) == 0))
+    return Status::Ok();
+  c.waitPeer = peer;
+  c.otherCall = true;
+  if (got != want)
+    return InvalidUsage("received a chunk of " + std::to_string(got) + " bytes where " + std::to_string(want) +
+                        " were expected (do all ranks call the same collective with the same count and dtype?)");
+  return InvalidUsage("received a chunk of another call (do all ranks call the same collective with the same "
+                      "arguments?)");
+}
+
+Advance Run::gather(Cursor& c, const Step& s, size_t bytes, Status* error) {
+  const Work& w = *c.work;
+  operands_.assign(s.allRanks, nullptr);
+  operandSources_.assign(s.allRanks, nullptr);
+  int missing = -1;
+  for (int j = 0; j < s.allRanks; ++j) {
+    if (j == w.rank) continue;
+    RecvConnection* from = w.links->recvFrom(w.memory, c.program->channel, j);
+    if (!from) {
+      *error = InternalError("no connection for channel " + std::to_string(c.program->channel));
+      return Advance::kError;
+    }
+    size_t got = 0;
+    const void* chunk = from->peek(&got);
+    // Every connection is asked even after a miss: sockets read only when asked.
+    if (!chunk && missing < 0) missing = j;
+    Status st = chunk ? checkChunk(c, j, chunk, got, bytes) : Status::Ok();
+    if (st.ok()) {
+      operands_[j] = chunk;
+      operandSources_[j] = from;
+      continue;
+    }
+    c.recv = from;
+    c.recvPeer = j;
+    *error = st;
+    return Advance::kError;
+  }
+  if (missing < 0) return Advance::kProgress;
+  // What the health checks, the poll and error messages look at.
+  c.recv = operandSources_[missing];
+  c.recvPeer = missing;
+  c.waitPeer = missing;
+  c.waitIsRecv = true;
+  return Advance::kBlocked;
 }
 
 std::string Run::where(const Cursor& c) const {
@@ -256,9 +357,9 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
     c.waitPeer = peer;
     c.waitIsRecv = !sending;
   }
-  if (c.sizeMismatch) {  // most likely another call under this number: find it
+  if (c.otherCall) {  // most likely another call under this number: find it
     Status mismatch = checkMatch(c, "does not match across ranks (rank " + std::to_string(c.work->rank) +
-                                        " received a chunk of another size)");
+                                        " received a chunk of another call)");
     if (!mismatch.ok()) return mismatch;
     // The rank that differs may have found it first, told us, and left.
     int by = -1;
@@ -302,22 +403,20 @@ Advance Run::advance(Cursor& c, Status* error) {
     }
     const void* recvBuf = nullptr;
     size_t recvBytes = 0;
-    if (c.recv) {
+    const bool fromAll = stepReceivesFromAll(s.kind);
+    const size_t tagBytes = c.work->tag ? kChunkTagBytes : 0;
+    if (fromAll) {
+      const Advance a = gather(c, s, n * es + tagBytes, error);
+      if (a != Advance::kProgress) return a;
+    } else if (c.recv) {
       recvBuf = c.recv->peek(&recvBytes);
       if (!recvBuf) {
         c.waitPeer = s.recvPeer;
         c.waitIsRecv = true;
         return Advance::kBlocked;
       }
-      if (recvBytes != n * es) {
-        c.waitPeer = s.recvPeer;
-        c.sizeMismatch = true;
-        *error = InvalidUsage("received a chunk of " + std::to_string(recvBytes) +
-                              " bytes where " + std::to_string(n * es) +
-                              " were expected (do all ranks call the same collective with the "
-                              "same count and dtype?)");
-        return Advance::kError;
-      }
+      *error = checkChunk(c, s.recvPeer, recvBuf, recvBytes, n * es + tagBytes);
+      if (!error->ok()) return Advance::kError;
     }
     void* sendBuf = nullptr;
     size_t capacity = 0;
@@ -328,14 +427,23 @@ Advance Run::advance(Cursor& c, Status* error) {
         c.waitIsRecv = false;
         return Advance::kBlocked;
       }
-      if (n * es > capacity) {
+      if (n * es + tagBytes > capacity) {
         *error = InternalError("chunk larger than the connection's slot");
         return Advance::kError;
       }
     }
     *error = doChunk(c, s, offset, recvBuf, sendBuf, n);
     bool sendBroke = !error->ok();  // only posting the chunk can fail there
-    if (!sendBroke && c.recv) *error = c.recv->release();
+    if (!sendBroke && fromAll) {
+      for (int j = 0; j < s.allRanks && error->ok(); ++j)
+        if (operandSources_[j]) {
+          c.recv = operandSources_[j];
+          c.recvPeer = j;
+          *error = c.recv->release();
+        }
+    } else if (!sendBroke && c.recv) {
+      *error = c.recv->release();
+    }
     if (!error->ok()) {  // blame the connection that broke
       c.waitPeer = sendBroke ? c.sendPeer : c.recvPeer;
       c.waitIsRecv = !sendBroke;
@@ -394,12 +502,32 @@ Status Run::progressProgram(Cursor& c) {
       if (!st.ok()) return fail(c, st, s.sendPeer, true);
     }
     if (send) lastSend = send;
-    RecvConnection* recv = s.recvPeer >= 0 ? c.work->links->recvFrom(c.work->memory, c.program->channel, s.recvPeer) : nullptr;
-    // A peer that sent all this call needs from it may have returned and
-    // closed: no error until a step waits on that connection (then peek
-    // and checkPeer report it).
-    if (recv && recv != lastRecv && recv != c.recv) (void)recv->progress();
-    if (recv) lastRecv = recv;
+    forEachRecvPeer(s, c.work->rank, [&](int peer) {
+      RecvConnection* recv = c.work->links->recvFrom(c.work->memory, c.program->channel, peer);
+      // A peer that sent all this call needs from it may have returned and
+      // closed: no error until a step waits on that connection (then peek
+      // and checkPeer report it).
+      if (recv && recv != lastRecv && recv != c.recv) (void)recv->progress();
+      if (recv) lastRecv = recv;
+    });
+  }
+  return Status::Ok();
+}
+
+Status Run::checkEveryPeer(Cursor& c) {
+  const Step& s = c.program->steps[c.step];
+  const Work& w = *c.work;
+  for (int j = 0; j < s.allRanks; ++j) {
+    if (j == w.rank) continue;
+    RecvConnection* from = w.links->recvFrom(w.memory, c.program->channel, j);
+    size_t bytes = 0;
+    // A rank whose chunk is here may have finished and left: not a failure.
+    Status st = from && !from->peek(&bytes) ? from->checkPeer() : Status::Ok();
+    if (st.ok()) continue;
+    c.recv = from;  // the one to blame, rather than the first still missing
+    c.recvPeer = j;
+    c.waitPeer = j;
+    return st;
   }
   return Status::Ok();
 }
@@ -411,6 +539,7 @@ Status Run::checkHealth() {
       return describe(c, InvalidUsage("communicator aborted by tuttiCommAbort"));
     Status st = c.waitIsRecv ? (c.recv ? c.recv->checkPeer() : Status::Ok())
                              : (c.send ? c.send->checkPeer() : Status::Ok());
+    if (st.ok() && c.waitIsRecv) st = checkEveryPeer(c);
     if (!st.ok()) return fail(c, st);
     int by = -1;
     if (HangReport v = c.work->links->verdictOfPeer(&by); v.culprit >= 0) return givenUp(c, v, by);

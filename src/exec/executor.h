@@ -80,6 +80,10 @@ struct Work {
   RedOp op = RedOp::kSum;
   int nranks = 1;  // divisor for avg
   size_t chunkBytes = 0;  // slot size: every rank must use the same
+  // Nonzero: every chunk carries this word (the call's signature, hashed)
+  // in kChunkTagBytes after its data, and a chunk with another is refused
+  // as another call's. Sends are then copies, never by reference.
+  uint64_t tag = 0;
   int rank = 0;
   uint64_t sequence = 0;  // the communicator's call number, for errors
   Links* links = nullptr;
@@ -87,6 +91,8 @@ struct Work {
   const std::atomic<bool>* abort = nullptr;
   SharedCallRecord* progress = nullptr;  // this rank's published progress (may be null)
 };
+
+constexpr size_t kChunkTagBytes = sizeof(uint64_t);
 
 struct ExecOptions {
   int spinCount = 2000;

@@ -10,7 +10,7 @@ size_t callBytes(const CallShape& c, int nranks) {
 }
 
 CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
-    : rank_(rank), layout_(std::move(layout)), deterministic_(s.deterministic) {
+    : rank_(rank), layout_(std::move(layout)), deterministic_(s.deterministic), sharedMemory_(s.sharedMemory) {
   for (int c = 0; c < s.maxChannels; ++c) rings_.push_back(layout_.ring(c, s.ringOrder));
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
   tuning_.filter = s.filter;
@@ -34,18 +34,19 @@ TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
   const bool p2p = call.collective == Collective::kSend || call.collective == Collective::kRecv;
   if (!p2p && nranks > 1) {
     const size_t bytes = callBytes(call, nranks);
-    const uint64_t key = (static_cast<uint64_t>(call.collective) << 56) ^ bytes;
+    const uint64_t key = (static_cast<uint64_t>(call.collective) << 56) ^ (uint64_t{call.onDevice} << 55) ^ bytes;
     std::lock_guard<std::mutex> lock(*cacheMutex_);
     auto hit = cache_.find(key);
     if (hit != cache_.end()) {
       choice = hit->second;
     } else {
-      choice = tune(tuning_, call.collective, bytes);
+      choice = tune(tuning_, call.collective, bytes, call.onDevice);
       if (cache_.size() >= 4096) cache_.clear();  // bounded for jobs of many sizes
       cache_.emplace(key, choice);
     }
   }
-  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1) {
+  // One-shot sums in rank order already.
+  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1 && choice.algorithm != Algorithm::kOneShot) {
     choice.algorithm = Algorithm::kOrdered;
     r.orderedChain = orderedChain(call);
   }
@@ -58,18 +59,22 @@ TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
 // The chain has the fewest messages; the reduce-scatter and all-gather
 // spread the additions, which the chain leaves to its last rank: over TCP
 // on two cores that rank is the bottleneck from 16 MiB up, while up to
-// 4 MiB the chain led where the two were compared side by side (4 ranks,
-// shared memory and TCP; bench/results/deterministic_and_checks.md).
+// 4 MiB the chain led where the two were compared side by side (4 ranks;
+// bench/results/deterministic_and_checks.md). Over shared memory alone,
+// where a hop is a copy and no system call, the chain led at every size:
+// the reduce-scatter's owners each wait for every rank's chunk in
+// lockstep, which ranks sharing cores pay for.
 // TUTTI_ALGO picks one: tree for the chain, ring for the other.
 bool CallPlanner::orderedChain(const CallShape& call) const {
   constexpr size_t kChainMaxBytes = 4 << 20;
   const bool chain = tuning_.filter.allows(call.collective, Algorithm::kTree);
   const bool ring = tuning_.filter.allows(call.collective, Algorithm::kRing);
   if (chain != ring) return chain;
+  if (tuning_.nnodes == 1 && sharedMemory_) return true;
   return callBytes(call, tuning_.nranks) <= kChainMaxBytes;
 }
 
-Plan CallPlanner::ringEdges() const {
+Plan CallPlanner::initEdges() const {
   Plan edges;
   const int nranks = tuning_.nranks;
   if (nranks == 1) return edges;
@@ -80,6 +85,19 @@ Plan CallPlanner::ringEdges() const {
     ChannelProgram p;
     p.channel = c;
     addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
+    edges.channels.push_back(p);
+  }
+  bool oneShot = nranks <= kOneShotMaxRanks;
+  if (oneShot) {
+    oneShot = false;
+    for (int c = 0; c < kNumCollectives; ++c)
+      oneShot |= tuning_.filter.allows(static_cast<Collective>(c), Algorithm::kOneShot);
+  }
+  if (oneShot) {
+    ChannelProgram p;
+    p.channel = kOneShotChannel;
+    for (int peer = 0; peer < nranks; ++peer)
+      if (peer != rank_) addStep(&p.steps, StepKind::kRecvCopySend, peer, peer, 0, 0, 0);
     edges.channels.push_back(p);
   }
   return edges;

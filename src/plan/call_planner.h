@@ -25,6 +25,7 @@ struct PlannerSettings {
   size_t maxChunkBytes = 128 << 10;
   AlgoFilter filter;
   bool deterministic = false;  // reductions as rank-ordered chains (ordered_plan.cpp)
+  bool sharedMemory = true;    // ranks of a node talk through shared memory, not sockets
 };
 
 // What the planner needs of one call.
@@ -33,6 +34,7 @@ struct CallShape {
   size_t count = 0;
   size_t elemSize = 4;
   int root = 0;  // broadcast, reduce; the peer of send and recv
+  bool onDevice = false;  // device buffers: no one-shot
 };
 
 class CallPlanner {
@@ -42,8 +44,11 @@ class CallPlanner {
 
   // Fills `plan` with the cost model's choice for the call, and returns it.
   TuneChoice plan(const CallShape& call, Plan* plan);
-  // One step per channel naming both ring neighbours: the connections made at init.
-  Plan ringEdges() const;
+  // The connections made at init: one step per channel naming both ring
+  // neighbours, and when one-shot calls may be chosen, channel 0 to and
+  // from every rank (made later, a rank that dies during their setup
+  // would leave its peers' messages naming each other).
+  Plan initEdges() const;
 
   const NodeLayout& layout() const { return layout_; }
   const TuneContext& tuning() const { return tuning_; }
@@ -57,6 +62,7 @@ class CallPlanner {
   std::vector<std::vector<int>> rings_;  // ring order per channel
   TuneContext tuning_;
   bool deterministic_ = false;
+  bool sharedMemory_ = true;
   TreeLinks allReduceTrees_[2];
   // Searching is microseconds: a small-message call must not pay it every
   // time. Device calls plan on the caller's thread and the background's.

@@ -3,9 +3,9 @@
 // transport. IEEE addition is commutative, so only the grouping matters,
 // and these plans fix it to rank order:
 // - reduce-scatter: each rank sends every other rank that rank's block, and
-//   the owner adds them up in rank order, its own in turn (in scratch, as
-//   its own input may be its output): as many bytes leave each rank as in
-//   a ring, and each rank sums only its own block;
+//   the owner adds them up in rank order, its own in turn, in one pass
+//   (kRecvAllReduceCopy): as many bytes leave each rank as in a ring, each
+//   rank sums only its own block, and no partial sum goes back to memory;
 // - all-reduce: that reduce-scatter over blocks of the output, then a ring
 //   all-gather of the finished blocks, so the additions are spread evenly;
 //   or, for small calls (CallPlanner::orderedChain), a chain 0 -> 1 -> ...
@@ -38,8 +38,8 @@ struct Block {
 };
 
 // `me` sends block j to rank j, for every other j, then sums its own block
-// from ranks 0..n-1 in order. The final addition goes to the real output
-// and, with passOn >= 0, is sent on to that rank.
+// from ranks 0..n-1 in order, into the real output and, with passOn >= 0,
+// on to that rank.
 void directReduceScatter(int me, int n, const std::function<Block(int)>& blockOf, int passOn,
                          std::vector<Step>* steps) {
   for (int k = 1; k < n; ++k) {  // starting after itself, so the owners' first senders differ
@@ -48,28 +48,9 @@ void directReduceScatter(int me, int n, const std::function<Block(int)>& blockOf
     addStep(steps, StepKind::kSend, -1, j, b.in, b.out, b.count);
   }
   const Block mine = blockOf(me);
-  const bool send = passOn >= 0;
-  // x0 + x1 is the same either way round, so ranks 0 and 1 start with it
-  // in one pass over their own block; the others start from x0.
-  int from = 2;
-  if (me <= 1) {
-    const bool last = n == 2;
-    addStep(steps, last && send ? StepKind::kRecvReduceCopySend : StepKind::kRecvReduceCopy, 1 - me, passOn,
-            mine.in, mine.out, mine.count, last);
-  } else {
-    from = 0;
-  }
-  for (; from < n; ++from) {
-    const bool last = from == n - 1;
-    const bool passes = last && send;
-    if (from == 0) addStep(steps, StepKind::kRecv, 0, -1, 0, mine.out, mine.count);
-    else if (from == me)
-      addStep(steps, passes ? StepKind::kReduceCopySend : StepKind::kReduceCopy, -1, passOn, mine.in, mine.out,
-              mine.count, last);
-    else
-      addStep(steps, passes ? StepKind::kRecvReduceCopySend : StepKind::kRecvReduceCopy, from, passOn, mine.out,
-              mine.out, mine.count, last, true);
-  }
+  addStep(steps, passOn >= 0 ? StepKind::kRecvAllReduceCopySend : StepKind::kRecvAllReduceCopy, -1, passOn,
+          mine.in, mine.out, mine.count, true);
+  steps->back().allRanks = n;
 }
 
 }  // namespace

@@ -27,12 +27,20 @@ const char* stepKindName(StepKind k) {
     case StepKind::kReduceCopy: return "reduceCopy";
     case StepKind::kReduceCopySend: return "reduceCopySend";
     case StepKind::kRecvReduceCopySend: return "recvReduceCopySend";
+    case StepKind::kRecvAllReduceCopy: return "recvAllReduceCopy";
+    case StepKind::kRecvAllReduceCopySend: return "recvAllReduceCopySend";
   }
   return "?";
 }
 
 const char* algorithmName(Algorithm a) {
-  return a == Algorithm::kTree ? "tree" : a == Algorithm::kOrdered ? "ordered" : "ring";
+  switch (a) {
+    case Algorithm::kRing: return "ring";
+    case Algorithm::kTree: return "tree";
+    case Algorithm::kOneShot: return "oneshot";
+    case Algorithm::kOrdered: return "ordered";
+  }
+  return "?";
 }
 
 bool reducesAcrossRanks(Collective c) {
@@ -60,6 +68,7 @@ std::string Plan::toString() const {
     for (const auto& st : ch.steps) {
       s += "    " + std::string(stepKindName(st.kind));
       if (st.recvPeer >= 0) s += " from " + std::to_string(st.recvPeer);
+      if (st.allRanks > 0) s += " from all of " + std::to_string(st.allRanks);
       if (st.sendPeer >= 0) s += " to " + std::to_string(st.sendPeer);
       s += std::string(st.fromOutput ? " out" : " in") + "@" + std::to_string(st.inOffset) + " -> out@" + std::to_string(st.outOffset) + " n=" +
            std::to_string(st.count) + (st.final ? " final" : "") + "\n";

@@ -35,13 +35,20 @@ enum class StepKind : uint8_t {
   kRecvReduceSend,      // peer + input -> next peer
   kRecvReduceCopy,      // peer + input -> output
   kRecvReduceCopySend,  // peer + input -> output and next peer
+  // Every other rank's chunk and the input, combined in rank order in one
+  // pass (TUTTI_DETERMINISTIC's owners): each operand is read once and the
+  // output written once, where a chain of two-operand steps reads each
+  // partial sum back.
+  kRecvAllReduceCopy,      // ranks' chunks + input -> output
+  kRecvAllReduceCopySend,  // ranks' chunks + input -> output and next peer
 };
 const char* stepKindName(StepKind k);
-inline bool stepReceives(StepKind k) { return k >= StepKind::kRecv; }
+inline bool stepReceivesFromAll(StepKind k) { return k >= StepKind::kRecvAllReduceCopy; }
+inline bool stepReceives(StepKind k) { return k >= StepKind::kRecv && !stepReceivesFromAll(k); }
 inline bool stepSends(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kCopySend || k == StepKind::kReduceCopySend ||
-         k == StepKind::kRecvCopySend ||
-         k == StepKind::kRecvReduceSend || k == StepKind::kRecvReduceCopySend;
+         k == StepKind::kRecvCopySend || k == StepKind::kRecvReduceSend ||
+         k == StepKind::kRecvReduceCopySend || k == StepKind::kRecvAllReduceCopySend;
 }
 
 struct Step {
@@ -54,7 +61,16 @@ struct Step {
   size_t count = 0;     // elements
   bool fromOutput = false;  // the step's input operand is the output buffer (trees
                             // accumulate several children there, then send from it)
+  int allRanks = 0;  // kRecvAll*: receives from ranks 0..allRanks-1, all but its own
 };
+
+// Calls f(peer) for each rank `step` of rank `self` receives from, in rank order.
+template <class F>
+void forEachRecvPeer(const Step& step, int self, F&& f) {
+  if (step.recvPeer >= 0) f(step.recvPeer);
+  for (int j = 0; j < step.allRanks; ++j)
+    if (j != self) f(j);
+}
 
 struct ChannelProgram {
   int channel = 0;  // which set of connections; kP2PChannel for send/recv
@@ -62,14 +78,21 @@ struct ChannelProgram {
 };
 
 constexpr int kP2PChannel = -1;
+// One-shot calls run on connections of their own to every rank, made at
+// init with few small slots, so they cost little memory and time to make.
+constexpr int kOneShotChannel = -2;
+constexpr size_t kOneShotSlotBytes = 32 << 10;
+constexpr int kOneShotSlots = 4;
 
 // Appends one step; peers a kind does not use are dropped.
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
 // kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
-enum class Algorithm : uint8_t { kRing, kTree, kOrdered };
-constexpr int kNumAlgorithms = 2;  // those the cost model chooses among
+enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kOrdered };
+constexpr int kNumAlgorithms = 3;  // those the cost model chooses among
+// One-shot sends each rank's buffer to every other: for this many ranks at most.
+constexpr int kOneShotMaxRanks = 8;
 const char* algorithmName(Algorithm a);
 // All-reduce, reduce and reduce-scatter: what TUTTI_DETERMINISTIC orders.
 bool reducesAcrossRanks(Collective c);

@@ -24,6 +24,8 @@ void planRingChannel(const PlanRequest& r, int channel, std::vector<Step>* steps
 void planTreeChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 // Deterministic reductions: same contract as planTreeChannel.
 void planOrderedChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// Small calls in one hop (one_shot_plan.cpp): same contract.
+void planOneShotChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 // The plan's next program on `channel`, its storage reused.
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used);
 

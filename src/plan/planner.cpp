@@ -5,7 +5,8 @@
 namespace tutti {
 
 bool algorithmSupports(Algorithm algorithm, Collective collective) {
-  if (algorithm == Algorithm::kRing) return collective != Collective::kSend && collective != Collective::kRecv;
+  if (algorithm == Algorithm::kRing || algorithm == Algorithm::kOneShot)
+    return collective != Collective::kSend && collective != Collective::kRecv;
   return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
          collective == Collective::kReduce;
 }
@@ -29,6 +30,13 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   if (req.algorithm == Algorithm::kOrdered && req.nranks > 1 && reducesAcrossRanks(req.collective)) {
     size_t used = 0;
     for (int c = 0; c < req.nchannels; ++c) planOrderedChannel(req, c, plan, &used);
+    plan->channels.resize(used);
+    return;
+  }
+  if (req.algorithm == Algorithm::kOneShot && req.nranks > 1) {  // kOneShotChannel alone
+    req.nchannels = 1;
+    size_t used = 0;
+    planOneShotChannel(req, 0, plan, &used);
     plan->channels.resize(used);
     return;
   }

@@ -38,7 +38,8 @@ struct PlanRequest {
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).
 void buildPlan(const PlanRequest& request, Plan* plan);
 
-// Whether `algorithm` implements `collective` (trees: allreduce, broadcast, reduce).
+// Whether `algorithm` implements `collective` (trees: allreduce, broadcast,
+// reduce; rings and one-shot: every collective).
 bool algorithmSupports(Algorithm algorithm, Collective collective);
 
 // Start of block j of n over count elements: balanced, and on 64-byte

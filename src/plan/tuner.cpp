@@ -44,7 +44,8 @@ Result<uint8_t> parseAlgoList(const std::string& list) {
     if (name.empty()) continue;
     if (name == "ring") bits |= 1u << static_cast<int>(Algorithm::kRing);
     else if (name == "tree") bits |= 1u << static_cast<int>(Algorithm::kTree);
-    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring and tree)");
+    else if (name == "oneshot") bits |= 1u << static_cast<int>(Algorithm::kOneShot);
+    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring, tree and oneshot)");
   }
   return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
 }
@@ -146,6 +147,21 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     return hops * hopLat + steps * chunks * nch * hopOver + bwTime + fill;
   }
 
+  if (a == Algorithm::kOneShot) {
+    if (n > kOneShotMaxRanks) return 1e30;
+    // Each message: the whole buffer, or a rank's block of a gathered or
+    // scattered one. Every rank sends n-1 of them (rooted: the root sends or
+    // receives them all), and a node's NIC carries those bound for other nodes.
+    const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
+    const double message = blocks ? S / n : S;
+    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), message / nch));
+    const double messages = (n - 1) * ceilDiv(message / nch, chunkEff) * nch;
+    const LinkCost& link = multiNode ? t.net : t.intra;
+    double bwTime = (n - 1) * message / bytesPerUs(intraBw);
+    if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
+    return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
+  }
+
   // Tree: up the intra-node chain and across the node tree (and back down
   // for all-reduce); each node's links carry the whole message each way.
   // Inside one node the chain is as long as the ring: trees are for crossing
@@ -168,18 +184,24 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
   return lat + over + bwTime + fill;
 }
 
-TuneChoice tune(const TuneContext& t, Collective c, size_t bytes) {
+TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice) {
   TuneChoice best;
   best.predictedUs = -1;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree}) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot}) {
     if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
-    for (int nch = t.channelsForced ? t.maxChannels : 1; nch <= t.maxChannels; ++nch)
-      for (size_t chunk = t.maxChunkBytes; chunk >= 4096 && chunk * 32 >= t.maxChunkBytes; chunk /= 2) {
+    if (a == Algorithm::kOneShot && onDevice) continue;  // host calls only (Communicator::prepare)
+    // One-shot runs on channel 0 alone, whose connections to every rank exist from init.
+    const bool oneChannel = a == Algorithm::kOneShot;
+    for (int nch = t.channelsForced && !oneChannel ? t.maxChannels : 1; nch <= (oneChannel ? 1 : t.maxChannels);
+         ++nch) {
+      for (size_t chunk = oneChannel ? kOneShotSlotBytes : t.maxChunkBytes; chunk >= 4096 && chunk * 32 >= t.maxChunkBytes; chunk /= 2) {
+        if (oneChannel && chunk < kOneShotSlotBytes) break;  // its slots' size
         double us = predictUs(t, c, bytes, a, nch, chunk);
         if (best.predictedUs < 0 || us < best.predictedUs * 0.999) {
           best = {a, nch, chunk, us};
         }
       }
+    }
   }
   if (best.predictedUs < 0) best = {Algorithm::kRing, t.channelsForced ? t.maxChannels : 1, t.maxChunkBytes, 0};
   return best;

@@ -69,6 +69,6 @@ double predictUs(const TuneContext& ctx, Collective c, size_t bytes, Algorithm a
                  size_t chunkBytes);
 
 // The fastest allowed settings. Collectives without a tree use rings.
-TuneChoice tune(const TuneContext& ctx, Collective c, size_t bytes);
+TuneChoice tune(const TuneContext& ctx, Collective c, size_t bytes, bool onDevice = false);
 
 }  // namespace tutti

@@ -66,11 +66,11 @@ int showPlan(int nodes, int perNode, bool interleaved) {
     return 1;
   }
   ctx.filter = filter.value();
-  printf("\n  %-14s %12s  %-5s %8s %10s %14s\n", "collective", "bytes", "algo", "channels", "chunk", "predicted us");
+  printf("\n  %-14s %12s  %-7s %8s %10s %14s\n", "collective", "bytes", "algo", "channels", "chunk", "predicted us");
   for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather})
     for (size_t bytes = 8; bytes <= (size_t(1) << 30); bytes *= 32) {
       TuneChoice t = tune(ctx, c, bytes);
-      printf("  %-14s %12zu  %-5s %8d %9zuK %14.1f\n", collectiveName(c), bytes,
+      printf("  %-14s %12zu  %-7s %8d %9zuK %14.1f\n", collectiveName(c), bytes,
              algorithmName(t.algorithm), t.nchannels, t.chunkBytes >> 10, t.predictedUs);
     }
   return 0;

@@ -52,6 +52,9 @@ const Variant kVariants[] = {
     {"tree_2ch_small_socket_2ranks", "tree", 2, "65536", "socket", false, 2},
     {"ring_2ch_mid_socket_3ranks", "ring", 2, "262144", "socket", false, 3},
     {"tree_2ch_small_mixed_5ranks", "tree", 2, "65536", "mixed", false, 5},
+    // One-shot (small calls' plan): every rank's chunk summed at once, in rank order.
+    {"oneshot_shm", "oneshot", 1, "65536", "shm", false},
+    {"oneshot_socket_3ranks", "oneshot", 1, "65536", "socket", false, 3},
 };
 
 size_t elemSize(tuttiDataType_t t) { return t == tuttiFloat32 ? 4 : 2; }

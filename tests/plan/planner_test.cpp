@@ -209,7 +209,7 @@ void checkAll(const Shape& s, Algorithm algorithm, RingOrder order) {
       auto ar = simulate(Collective::kAllReduce, job, s.count, 0, inPlace);
       auto bc = simulate(Collective::kBroadcast, job, s.count, root, inPlace);
       auto rd = simulate(Collective::kReduce, job, s.count, root, inPlace);
-      bool ringOnly = algorithm == Algorithm::kRing;
+      bool ringOnly = algorithmSupports(algorithm, Collective::kAllGather);
       std::vector<std::vector<int32_t>> ag, rs;
       if (ringOnly) {
         ag = simulate(Collective::kAllGather, job, s.count, 0, inPlace);
@@ -239,6 +239,7 @@ class PlanSim : public ::testing::TestWithParam<Shape> {};
 TEST_P(PlanSim, RingsInRankOrder) { checkAll(GetParam(), Algorithm::kRing, RingOrder::kRank); }
 TEST_P(PlanSim, RingsKeepingNodesTogether) { checkAll(GetParam(), Algorithm::kRing, RingOrder::kTopo); }
 TEST_P(PlanSim, DoubleBinaryTrees) { checkAll(GetParam(), Algorithm::kTree, RingOrder::kTopo); }
+TEST_P(PlanSim, OneShot) { checkAll(GetParam(), Algorithm::kOneShot, RingOrder::kTopo); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
                          ::testing::Values(Shape{1, 1, false, 5, 1}, Shape{2, 1, false, 0, 1},

@@ -233,7 +233,10 @@ TEST(Tuner, ParsesNcclAlgoGrammar) {
   auto unknown = AlgoFilter::parse("ring,collnet");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("collnet"), std::string::npos);
-  EXPECT_FALSE(AlgoFilter::parse("^ring,tree").ok());  // nothing left
+  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot").ok());  // nothing left
+  auto oneShot = AlgoFilter::parse("^ring,tree");
+  ASSERT_TRUE(oneShot.ok());
+  EXPECT_TRUE(oneShot->allows(Collective::kAllReduce, Algorithm::kOneShot));
   EXPECT_FALSE(AlgoFilter::parse("gather:ring").ok());
 }
 
@@ -246,17 +249,42 @@ TEST(Tuner, TreesForSmallMessagesAcrossManyNodesRingsForLarge) {
   for (int nodes : {4, 8, 16, 64})
     for (int perNode : {1, 4}) {
       TuneContext ctx = contextFor(nodes, perNode);
+      // Up to kOneShotMaxRanks ranks, one hop beats a tree's depth for an
+      // all-reduce; a root that sends to or receives from every rank may not.
+      const bool few = nodes * perNode <= kOneShotMaxRanks;
+      EXPECT_EQ(tune(ctx, Collective::kAllReduce, 1 << 10).algorithm, few ? Algorithm::kOneShot : Algorithm::kTree);
       for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce}) {
-        EXPECT_EQ(tune(ctx, c, 8).algorithm, Algorithm::kTree)
-            << collectiveName(c) << " " << nodes << "x" << perNode;
-        EXPECT_EQ(tune(ctx, Collective::kAllReduce, 1 << 10).algorithm, Algorithm::kTree);
+        const Algorithm a = tune(ctx, c, 8).algorithm;
+        if (few) EXPECT_NE(a, Algorithm::kRing) << collectiveName(c) << " " << nodes << "x" << perNode;
+        else EXPECT_EQ(a, Algorithm::kTree) << collectiveName(c) << " " << nodes << "x" << perNode;
+        // Device buffers have no one-shot.
+        EXPECT_EQ(tune(ctx, c, 8, true).algorithm, Algorithm::kTree) << collectiveName(c);
       }
       EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(1) << 30).algorithm, Algorithm::kRing)
           << nodes << "x" << perNode;
-      EXPECT_EQ(tune(ctx, Collective::kAllGather, 8).algorithm, Algorithm::kRing);  // no tree
+      EXPECT_EQ(tune(ctx, Collective::kAllGather, 8, true).algorithm, Algorithm::kRing);  // no tree
     }
-  // One node: the chain is the ring's length and moves more; rings win.
-  EXPECT_EQ(tune(contextFor(1, 8), Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+}
+
+TEST(Tuner, OneShotForSmallMessagesOnOneNodeRingsForLarge) {
+  for (int perNode : {2, 4, 8}) {
+    TuneContext ctx = contextFor(1, perNode);
+    // With two ranks a ring's broadcast, gather or scatter is one hop too (and stays).
+    for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast,
+                         Collective::kReduce, Collective::kReduceScatter})
+      if (perNode > 2 || c == Collective::kAllReduce)
+        EXPECT_EQ(tune(ctx, c, 8 * perNode).algorithm, Algorithm::kOneShot) << collectiveName(c) << " " << perNode;
+    EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(64) << 20).algorithm, Algorithm::kRing) << perNode;
+    // One node: the chain is the ring's length and moves more; rings win.
+    EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8, true).algorithm, Algorithm::kRing) << perNode;
+  }
+  // Past kOneShotMaxRanks, never.
+  EXPECT_EQ(tune(contextFor(1, kOneShotMaxRanks + 1), Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+  TuneContext ringOnly = contextFor(1, 4);
+  ringOnly.filter = AlgoFilter::parse("ring").value();
+  EXPECT_EQ(tune(ringOnly, Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+  ringOnly.filter = AlgoFilter::parse("oneshot").value();
+  EXPECT_EQ(tune(ringOnly, Collective::kAllReduce, size_t(1) << 30).algorithm, Algorithm::kOneShot);
 }
 
 TEST(Tuner, MoreChannelsAndBiggerChunksForBigMessages) {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Small messages beside Open MPI (shared memory, vader), same machine, same
+# run: float32 sum all-reduce, broadcast and barrier, 8 B to 64 KiB, 2 and
+# 4 ranks, PASSES passes with the two libraries interleaved. Both sides are
+# timed alike (bench/peers/mpi_small.cpp does what tutti-perf does).
+# Writes bench/results/small_vs_openmpi.md and the raw outputs under raw/.
+#   ITERS=2000 PASSES=3 OUT=bench/results
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ITERS=${ITERS:-2000}
+PASSES=${PASSES:-3}
+OUT=${OUT:-bench/results}
+raw=$(mktemp -d)
+if ! command -v mpicxx >/dev/null; then  # as ../shared/peers/run_all.sh installs it
+  apt-get -o DPkg::Lock::Timeout=900 update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openmpi-bin libopenmpi-dev >&2
+fi
+mpicxx -O3 -march=native -o "$raw/mpi_small" bench/peers/mpi_small.cpp
+scripts/build.sh >/dev/null
+perf=build/bench/tutti-perf
+ompi=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo --mca btl self,vader)
+warm=$((ITERS / 10))
+for pass in $(seq 1 "$PASSES"); do
+  for np in 2 4; do
+    "${ompi[@]}" -np "$np" "$raw/mpi_small" "$ITERS" >"$raw/ompi_${np}_$pass.txt"
+    for coll in allreduce broadcast barrier; do
+      "$perf" -np "$np" -C "$coll" -b 8 -e 64K -f 2 -n "$ITERS" -w "$warm" >"$raw/tutti_${np}_${coll}_$pass.txt"
+    done
+  done
+done
+python3 bench/small_vs_openmpi.py "$raw" "$ITERS" >"$OUT/small_vs_openmpi.md"
+mkdir -p "$OUT/raw/small_vs_openmpi"
+cp "$raw"/*.txt "$OUT/raw/small_vs_openmpi/"
+cat "$OUT/small_vs_openmpi.md"
