@@ -107,10 +107,14 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   cs.device = device_;
   cs.stream = deviceCalls_ ? deviceCalls_->stream() : nullptr;
   TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
+  const bool hostBlock = planner_.tuning().hostBlock;
+  if (hostBlock && rank_ == 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(false));
   TUTTI_RETURN_IF_ERROR(connectInitEdges());
+  if (hostBlock && rank_ != 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(true));
   clock.lap("connections and buffers");
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
+  if (small_) small_->block().unlink();
   clock.lap("final barrier");
   TUTTI_INFO(kSubsysInit, "rank %d: init done in %.1f ms (%s), up to %d channel(s); %s", rank, clock.totalMs(),
              clock.laps().c_str(), config_.maxChannels, describeMemory().c_str());
@@ -257,6 +261,22 @@ Status Communicator::connectInitEdges() {
   return connectPlans(wanted);
 }
 
+Status Communicator::makeHostBlock(bool open) {
+  const std::string name = HostBlock::nameFor(peers()[0].pid, bootstrap_->magic());
+  std::unique_ptr<HostBlock> block;
+  if (open) {
+    auto opened = HostBlock::open(name, nranks_, kHostBlockSlotBytes, config_.timeoutSeconds, &health_.abortFlag());
+    if (!opened.ok()) return opened.status().withContext("rank " + std::to_string(rank_) + " mapping the host block of " + describePeer(0));
+    block = std::move(opened.value());
+  } else {
+    TUTTI_ASSIGN_OR_RETURN(block, HostBlock::create(name, nranks_, kHostBlockSlotBytes));
+  }
+  std::vector<int> pids;
+  for (const RankInfo& r : peers()) pids.push_back(r.pid);
+  small_ = std::make_unique<SmallCalls>(std::move(block), std::move(pids), execOptions());
+  return Status::Ok();
+}
+
 TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
   return planner_.plan({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}, plan);
 }
@@ -277,7 +297,16 @@ size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) con
 }
 
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
-  const TuneChoice choice = planCall(a, plan);
+  const CallShape shape{a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice};
+  const TuneChoice choice = planner_.choose(shape);
+  const bool onBlock = smallCallsFor(a, choice.algorithm) != nullptr;
+  if (onBlock) {  // the host block's calls need no steps
+    plan->collective = a.collective;
+    plan->algorithm = choice.algorithm;
+    plan->channels.clear();
+  } else {
+    planner_.build(shape, choice, plan);
+  }
   const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
   const bool device = a.onDevice;
   if (device && !deviceCalls_) return InvalidUsage("this communicator is host-only: no CUDA device at init");
@@ -313,7 +342,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // refuses it. (A one-shot all-reduce in place also writes its sum over
   // what it sent, maybe before a socket flushed it: tagged sends are copies.)
   work->tag = plan->algorithm == Algorithm::kOneShot ? a.signature(work->sequence).tag() : 0;
-  if (!a.internal) {
+  // The host block's calls publish their chunk first and enter while they
+  // wait (SmallCalls::run): a small call's latency is its bookkeeping's.
+  if (!a.internal && !onBlock) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
     health_.recorder().begin(call, device);
@@ -446,7 +477,9 @@ void Communicator::notifyFailure(int failedRank) {
   setAsyncError(Code::kRemoteError);
   // Peers learn of a failure only when it has a rank to name; a broken
   // connection reaches them on their own connections anyway.
-  if (failedRank >= 0) connections_.table().forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
+  if (failedRank < 0) return;
+  connections_.table().forEach([failedRank](auto& c) { c.notifyFailure(failedRank); });
+  if (small_) small_->notifyFailure(failedRank);
 }
 
 }  // namespace tutti

@@ -15,6 +15,7 @@
 #include "src/comm/comm_health.h"
 #include "src/comm/connections.h"
 #include "src/comm/device_calls.h"
+#include "src/comm/small_calls.h"
 #include "src/common/call_record.h"
 #include "src/common/host_buffer.h"
 #include "src/exec/executor.h"
@@ -96,6 +97,12 @@ class Communicator final : public Links {
     return connections_.request(plan, m, connector);
   }
   Plan* scratchPlan() { return &scratchPlan_; }
+  // The host block's runner when it takes the call, planned with `algorithm`; else null.
+  SmallCalls* smallCallsFor(const CollectiveArgs& a, Algorithm algorithm) {
+    if (!small_) return nullptr;
+    const size_t bytes = a.count * dtypeSize(a.dtype) * (a.collective == Collective::kReduceScatter ? nranks_ : 1);
+    return small_->takes(algorithm, a.collective, bytes, a.onDevice, a.internal) ? small_.get() : nullptr;
+  }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
 
   // Device calls. Whether the connections and device scratch the calls
@@ -130,6 +137,7 @@ class Communicator final : public Links {
   void callEnded(uint64_t sequence, Code result) override;
   HangReport verdictOfPeer(int* by) override;
 
+  FlightRecorder& recorder() { return health_.recorder(); }
   // Errors and lifetime.
   std::atomic<bool>& abortFlag() { return health_.abortFlag(); }
   std::atomic<int>& activeCalls() { return health_.activeCalls(); }
@@ -148,6 +156,9 @@ class Communicator final : public Links {
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
   Status connectInitEdges();
+  // One host, few ranks, shared memory (the planner's hostBlock): rank 0
+  // makes the host block small calls meet in, then the others map it (`open`).
+  Status makeHostBlock(bool open);
   // The cost model's choice for the call, its plan, and the scratch it needs.
   TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
   size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
@@ -160,6 +171,7 @@ class Communicator final : public Links {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
+  std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;
   HostBuffer scratch_;  // partial sums a call keeps off its output (scratchBytes)
   Plan scratchPlan_;

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "src/exec/rank_order_sum.h"
+#include "src/exec/verdicts.h"
+
 namespace tutti {
 
 namespace {
@@ -74,9 +77,6 @@ class Run {
   Status timedOut(Cursor& c);
   // Another rank gave a verdict (a hang's culprit, or a mismatch): gives up now, saying why.
   Status givenUp(Cursor& c, const HangReport& verdict, int by);
-  // The verdict a peer gave, waiting a moment for one: it goes out before
-  // the notices, but to another thread of this process.
-  static HangReport awaitVerdict(Links* links, int* by);
   // Asks every rank what it called under this call's number: InvalidUsage
   // naming both calls (and every rank told) when one called another, else Ok.
   Status checkMatch(Cursor& c, const std::string& event);
@@ -201,30 +201,10 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
 }
 
 void Run::reduceInRankOrder(const Work& w, const char* own, char* partial, char* out, size_t n, RedOp op) {
-  // On the host, tile by tile through a buffer that stays in cache: each
-  // operand is read once and the output written once, and an output that
-  // is also the input is written only after its tile was read. A device
-  // accumulates in the call's scratch (`partial`), a kernel per operand.
-  constexpr size_t kTileBytes = 16 << 10;
-  alignas(64) static thread_local char tileBuffer[kTileBytes];
-  const bool host = w.memory == Memory::kHost;
-  const size_t es = dtypeSize(w.dtype);
   operands_[w.rank] = own;
-  const size_t ranks = operands_.size();
-  const size_t tile = host && ranks > 2 ? kTileBytes / es : n;  // two: straight to the output
-  const RedOp partialOp = op == RedOp::kAvg ? RedOp::kSum : op;  // avg divides once, at the end
-  for (size_t t = 0; t < n; t += tile) {
-    const size_t m = std::min(tile, n - t);
-    char* const sum = host ? tileBuffer : partial + t * es;
-    const char* acc = static_cast<const char*>(operands_[0]) + t * es;
-    for (size_t j = 1; j < ranks; ++j) {
-      const bool last = j == ranks - 1;
-      char* dst = last ? out + t * es : sum;
-      reducer_.reduce(dst, acc, static_cast<const char*>(operands_[j]) + t * es, m, w.dtype,
-                      last ? op : partialOp, w.nranks);
-      acc = dst;
-    }
-  }
+  const bool host = w.memory == Memory::kHost;
+  sumInRankOrder(reducer_, operands_.data(), operands_.size(), host ? nullptr : partial, out, n, w.dtype, op,
+                 w.nranks);
 }
 
 Status Run::checkChunk(Cursor& c, int peer, const void* chunk, size_t got, size_t want) {
@@ -295,46 +275,18 @@ std::string Run::where(const Cursor& c) const {
 }
 
 Status Run::timedOut(Cursor& c) {
-  char event[96];
-  snprintf(event, sizeof(event), "timed out on rank %d after %g s", c.work->rank, options_.timeoutSeconds);
-  HangReport why = c.work->links->explainHang(event, c.work->links->reportedFailure(0));
-  const std::string limit = "timed out after " + std::to_string(options_.timeoutSeconds) + " s (TUTTI_TIMEOUT)";
-  if (why.culprit < 0) return fail(c, TimeoutError(why.text.empty() ? limit : limit + "; " + why.text));
-  c.work->links->blame(why);
-  return TimeoutError(why.text + " (TUTTI_TIMEOUT); here, " + where(c));
+  int culprit = -1;
+  Status st = timedOutVerdict(c.work->links, c.work->rank, options_.timeoutSeconds, where(c), &culprit);
+  return culprit < 0 ? fail(c, st) : st;
 }
 
 Status Run::givenUp(Cursor& c, const HangReport& verdict, int by) {
-  const int culprit = verdict.culprit;
-  c.work->links->notifyFailure(culprit);
-  if (verdict.mismatch)  // the finder's words: the ranks it compared may have left since
-    return InvalidUsage(verdict.text + ", as rank " + std::to_string(by) + " found; here, " + where(c));
-  char event[128];
-  snprintf(event, sizeof(event), "was given up on rank %d after %.1f s, when rank %d timed out", c.work->rank,
-           static_cast<double>(nowNs() - startNs_) / 1e9, by);
-  HangReport why = c.work->links->explainHang(event, culprit);
-  if (why.text.empty()) why.text = std::string("rank ") + std::to_string(by) + " gave up and blames rank " + std::to_string(culprit);
-  // The call could not complete in time anywhere: a timeout here too
-  // (what callers and PyTorch's watchdog look for).
-  return Status(why.mismatch ? Code::kInvalidUsage : Code::kTimeout, why.text + "; here, " + where(c));
-}
-
-HangReport Run::awaitVerdict(Links* links, int* by) {
-  constexpr double kVerdictGraceSeconds = 0.05;
-  Deadline grace = Deadline::after(kVerdictGraceSeconds);
-  for (;;) {
-    HangReport v = links->verdictOfPeer(by);
-    if (v.culprit >= 0 || grace.expired()) return v;
-    timespec ts{0, 1000000};
-    nanosleep(&ts, nullptr);
-  }
+  return givenUpVerdict(c.work->links, c.work->rank, verdict, by, static_cast<double>(nowNs() - startNs_) / 1e9,
+                        where(c));
 }
 
 Status Run::checkMatch(Cursor& c, const std::string& event) {
-  HangReport why = c.work->links->explainHang(event, -1);
-  if (!why.mismatch) return Status::Ok();
-  c.work->links->blame(why);
-  return InvalidUsage(why.text + "; here, " + where(c));
+  return checkSameCallNumber(c.work->links, event, where(c));
 }
 
 void Run::publishWait() const {

@@ -2,6 +2,8 @@
 
 #include "src/plan/planner.h"
 
+#include <atomic>
+
 namespace tutti {
 
 size_t callBytes(const CallShape& c, int nranks) {
@@ -9,19 +11,60 @@ size_t callBytes(const CallShape& c, int nranks) {
   return c.count * c.elemSize * (allRows ? nranks : 1);
 }
 
+uint64_t CallPlanner::nextId() {
+  static std::atomic<uint64_t> ids{0};
+  return ++ids;
+}
+
 CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
-    : rank_(rank), layout_(std::move(layout)), deterministic_(s.deterministic), sharedMemory_(s.sharedMemory) {
+    : id_(nextId()), rank_(rank), layout_(std::move(layout)), deterministic_(s.deterministic),
+      sharedMemory_(s.sharedMemory) {
   for (int c = 0; c < s.maxChannels; ++c) rings_.push_back(layout_.ring(c, s.ringOrder));
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
   tuning_.filter = s.filter;
+  tuning_.hostBlock = sharedMemory_ && layout_.nnodes() == 1 && layout_.nranks() > 1 && mayChooseOneShot();
   for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
 }
 
-TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
+TuneChoice CallPlanner::choose(const CallShape& call) {
   const int nranks = tuning_.nranks;
+  TuneChoice choice{Algorithm::kRing, 1, tuning_.maxChunkBytes, 0};
+  const bool p2p = call.collective == Collective::kSend || call.collective == Collective::kRecv;
+  if (!p2p && nranks > 1) {
+    const size_t bytes = callBytes(call, nranks);
+    const uint64_t key = (static_cast<uint64_t>(call.collective) << 56) ^ (uint64_t{call.onDevice} << 55) ^ bytes;
+    // A loop of one call repeated asks the same: this thread's last answer
+    // costs no lock (a choice never changes for one planner).
+    struct Memo {
+      uint64_t planner = 0, key = 0;
+      TuneChoice choice;
+    };
+    static thread_local Memo last;
+    if (last.planner == id_ && last.key == key) {
+      choice = last.choice;
+    } else {
+      std::lock_guard<std::mutex> lock(*cacheMutex_);
+      auto hit = cache_.find(key);
+      if (hit != cache_.end()) {
+        choice = hit->second;
+      } else {
+        choice = tune(tuning_, call.collective, bytes, call.onDevice);
+        if (cache_.size() >= 4096) cache_.clear();  // bounded for jobs of many sizes
+        cache_.emplace(key, choice);
+      }
+      last = {id_, key, choice};
+    }
+  }
+  // One-shot sums in rank order already.
+  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1 && choice.algorithm != Algorithm::kOneShot)
+    choice.algorithm = Algorithm::kOrdered;
+  return choice;
+}
+
+void CallPlanner::build(const CallShape& call, const TuneChoice& choice, Plan* plan) const {
   PlanRequest r;
   r.collective = call.collective;
-  r.nranks = nranks;
+  r.nranks = tuning_.nranks;
   r.rank = rank_;
   r.root = call.root;
   r.peer = call.root;
@@ -30,29 +73,15 @@ TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
   r.rings = &rings_;
   r.layout = &layout_;
   r.allReduceTrees = allReduceTrees_;
-  TuneChoice choice{Algorithm::kRing, 1, tuning_.maxChunkBytes, 0};
-  const bool p2p = call.collective == Collective::kSend || call.collective == Collective::kRecv;
-  if (!p2p && nranks > 1) {
-    const size_t bytes = callBytes(call, nranks);
-    const uint64_t key = (static_cast<uint64_t>(call.collective) << 56) ^ (uint64_t{call.onDevice} << 55) ^ bytes;
-    std::lock_guard<std::mutex> lock(*cacheMutex_);
-    auto hit = cache_.find(key);
-    if (hit != cache_.end()) {
-      choice = hit->second;
-    } else {
-      choice = tune(tuning_, call.collective, bytes, call.onDevice);
-      if (cache_.size() >= 4096) cache_.clear();  // bounded for jobs of many sizes
-      cache_.emplace(key, choice);
-    }
-  }
-  // One-shot sums in rank order already.
-  if (deterministic_ && reducesAcrossRanks(call.collective) && nranks > 1 && choice.algorithm != Algorithm::kOneShot) {
-    choice.algorithm = Algorithm::kOrdered;
-    r.orderedChain = orderedChain(call);
-  }
+  if (choice.algorithm == Algorithm::kOrdered) r.orderedChain = orderedChain(call);
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;
   buildPlan(r, plan);
+}
+
+TuneChoice CallPlanner::plan(const CallShape& call, Plan* plan) {
+  const TuneChoice choice = choose(call);
+  build(call, choice, plan);
   return choice;
 }
 
@@ -74,6 +103,13 @@ bool CallPlanner::orderedChain(const CallShape& call) const {
   return callBytes(call, tuning_.nranks) <= kChainMaxBytes;
 }
 
+bool CallPlanner::mayChooseOneShot() const {
+  if (layout_.nranks() > kOneShotMaxRanks) return false;
+  for (int c = 0; c < kNumCollectives; ++c)
+    if (tuning_.filter.allows(static_cast<Collective>(c), Algorithm::kOneShot)) return true;
+  return false;
+}
+
 Plan CallPlanner::initEdges() const {
   Plan edges;
   const int nranks = tuning_.nranks;
@@ -87,13 +123,7 @@ Plan CallPlanner::initEdges() const {
     addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
     edges.channels.push_back(p);
   }
-  bool oneShot = nranks <= kOneShotMaxRanks;
-  if (oneShot) {
-    oneShot = false;
-    for (int c = 0; c < kNumCollectives; ++c)
-      oneShot |= tuning_.filter.allows(static_cast<Collective>(c), Algorithm::kOneShot);
-  }
-  if (oneShot) {
+  if (mayChooseOneShot()) {
     ChannelProgram p;
     p.channel = kOneShotChannel;
     for (int peer = 0; peer < nranks; ++peer)

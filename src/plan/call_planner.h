@@ -44,11 +44,16 @@ class CallPlanner {
 
   // Fills `plan` with the cost model's choice for the call, and returns it.
   TuneChoice plan(const CallShape& call, Plan* plan);
+  // The two halves of plan(): the choice (cached per size), then its steps.
+  TuneChoice choose(const CallShape& call);
+  void build(const CallShape& call, const TuneChoice& choice, Plan* plan) const;
   // The connections made at init: one step per channel naming both ring
   // neighbours, and when one-shot calls may be chosen, channel 0 to and
   // from every rank (made later, a rank that dies during their setup
   // would leave its peers' messages naming each other).
   Plan initEdges() const;
+  // Whether the cost model may pick one-shot for some collective.
+  bool mayChooseOneShot() const;
 
   const NodeLayout& layout() const { return layout_; }
   const TuneContext& tuning() const { return tuning_; }
@@ -57,6 +62,8 @@ class CallPlanner {
  private:
   // TUTTI_DETERMINISTIC's all-reduce: a chain, or reduce-scatter and all-gather.
   bool orderedChain(const CallShape& call) const;
+  static uint64_t nextId();
+  uint64_t id_ = 0;  // tells planners apart in choose()'s memo (0: a planner of no communicator)
   int rank_ = 0;
   NodeLayout layout_;
   std::vector<std::vector<int>> rings_;  // ring order per channel

@@ -83,6 +83,10 @@ constexpr int kP2PChannel = -1;
 constexpr int kOneShotChannel = -2;
 constexpr size_t kOneShotSlotBytes = 32 << 10;
 constexpr int kOneShotSlots = 4;
+// One-shot calls of one host whose input fits this meet in the host block
+// (src/comm/host_block.h) instead: small slots, many of them, so ranks that
+// need not wait (a broadcast's root) run well ahead.
+constexpr size_t kHostBlockSlotBytes = 8 << 10;
 
 // Appends one step; peers a kind does not use are dropped.
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,

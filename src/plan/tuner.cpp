@@ -158,6 +158,9 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     const double messages = (n - 1) * ceilDiv(message / nch, chunkEff) * nch;
     const LinkCost& link = multiNode ? t.net : t.intra;
     double bwTime = (n - 1) * message / bytesPerUs(intraBw);
+    const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
+    if (t.hostBlock && !multiNode && input <= static_cast<double>(kHostBlockSlotBytes))
+      return link.latencyUs / 2 + bwTime;
     if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
     return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
   }

@@ -49,6 +49,10 @@ struct TuneContext {
   bool channelsForced = false;
   size_t maxChunkBytes = 128 << 10;
   AlgoFilter filter;
+  // One host, shared memory: one-shot calls whose input fits a slot meet in
+  // the host block (src/comm/small_calls.h), a cache line's trip with no
+  // connection or chunk bookkeeping.
+  bool hostBlock = false;
 
   // Costs from the layout: shared memory inside nodes, sockets between them,
   // hops made dearer when ranks outnumber cores.

@@ -255,8 +255,11 @@ TEST(Tuner, TreesForSmallMessagesAcrossManyNodesRingsForLarge) {
       EXPECT_EQ(tune(ctx, Collective::kAllReduce, 1 << 10).algorithm, few ? Algorithm::kOneShot : Algorithm::kTree);
       for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce}) {
         const Algorithm a = tune(ctx, c, 8).algorithm;
-        if (few) EXPECT_NE(a, Algorithm::kRing) << collectiveName(c) << " " << nodes << "x" << perNode;
-        else EXPECT_EQ(a, Algorithm::kTree) << collectiveName(c) << " " << nodes << "x" << perNode;
+        if (few) {
+          EXPECT_NE(a, Algorithm::kRing) << collectiveName(c) << " " << nodes << "x" << perNode;
+        } else {
+          EXPECT_EQ(a, Algorithm::kTree) << collectiveName(c) << " " << nodes << "x" << perNode;
+        }
         // Device buffers have no one-shot.
         EXPECT_EQ(tune(ctx, c, 8, true).algorithm, Algorithm::kTree) << collectiveName(c);
       }
@@ -266,14 +269,32 @@ TEST(Tuner, TreesForSmallMessagesAcrossManyNodesRingsForLarge) {
     }
 }
 
+TEST(Tuner, OnTheHostBlockEveryCollectiveOfTwoRanksIsOneShotWhileItFitsASlot) {
+  TuneContext ctx = contextFor(1, 2);
+  ctx.hostBlock = true;
+  for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast, Collective::kReduce,
+                       Collective::kReduceScatter}) {
+    EXPECT_EQ(tune(ctx, c, 8).algorithm, Algorithm::kOneShot) << collectiveName(c);
+    EXPECT_EQ(tune(ctx, c, 4096).algorithm, Algorithm::kOneShot) << collectiveName(c);
+  }
+  // Without the block the ring's single hop is as short and stays.
+  ctx.hostBlock = false;
+  EXPECT_EQ(tune(ctx, Collective::kBroadcast, 8).algorithm, Algorithm::kRing);
+  // Big calls go to rings, block or not.
+  ctx.hostBlock = true;
+  EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(64) << 20).algorithm, Algorithm::kRing);
+}
+
 TEST(Tuner, OneShotForSmallMessagesOnOneNodeRingsForLarge) {
   for (int perNode : {2, 4, 8}) {
     TuneContext ctx = contextFor(1, perNode);
     // With two ranks a ring's broadcast, gather or scatter is one hop too (and stays).
     for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast,
-                         Collective::kReduce, Collective::kReduceScatter})
-      if (perNode > 2 || c == Collective::kAllReduce)
+                         Collective::kReduce, Collective::kReduceScatter}) {
+      if (perNode > 2 || c == Collective::kAllReduce) {
         EXPECT_EQ(tune(ctx, c, 8 * perNode).algorithm, Algorithm::kOneShot) << collectiveName(c) << " " << perNode;
+      }
+    }
     EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(64) << 20).algorithm, Algorithm::kRing) << perNode;
     // One node: the chain is the ring's length and moves more; rings win.
     EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8, true).algorithm, Algorithm::kRing) << perNode;

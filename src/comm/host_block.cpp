@@ -1,0 +1,87 @@
+#include "src/comm/host_block.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "src/common/clock.h"
+
+namespace tutti {
+
+namespace {
+
+constexpr unsigned kBlockSegmentId = 0xFFFFFFFEu;  // no connection, nor the progress board, has this id
+
+size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
+
+}  // namespace
+
+HostBlock::HostBlock(int nranks, size_t slotBytes)
+    : nranks_(nranks), slotBytes_(slotBytes), stride_(roundUp(sizeof(SlotHeader) + slotBytes, 64)) {}
+
+std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
+  return ShmSegment::nameFor(creatorPid, commMagic, 0, kBlockSegmentId);
+}
+
+size_t HostBlock::layoutBytes(int nranks, size_t slotBytes) {
+  const size_t stride = roundUp(sizeof(SlotHeader) + slotBytes, 64);
+  return roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks + stride * kDepth * nranks;
+}
+
+void HostBlock::place() {
+  char* base = segment_->slot(0);
+  header_ = reinterpret_cast<Header*>(base);
+  lines_ = reinterpret_cast<RankLine*>(base + roundUp(sizeof(Header), 64));
+  slots_ = base + roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks_;
+  bytes_ = layoutBytes(nranks_, slotBytes_);
+}
+
+Result<std::unique_ptr<HostBlock>> HostBlock::create(const std::string& name, int nranks, size_t slotBytes) {
+  std::unique_ptr<HostBlock> b(new HostBlock(nranks, slotBytes));
+  // The segment comes zeroed: no call yet, nothing done, nobody asleep.
+  b->segment_ = std::make_unique<ShmSegment>();
+  TUTTI_RETURN_IF_ERROR(b->segment_->create(name, layoutBytes(nranks, slotBytes), 1));
+  b->place();
+  return b;
+}
+
+Result<std::unique_ptr<HostBlock>> HostBlock::open(const std::string& name, int nranks, size_t slotBytes,
+                                                   double timeoutSeconds, const std::atomic<bool>* abort) {
+  std::unique_ptr<HostBlock> b(new HostBlock(nranks, slotBytes));
+  const size_t want = layoutBytes(nranks, slotBytes);
+  const Deadline deadline = Deadline::after(timeoutSeconds);
+  for (;;) {
+    // Until rank 0 has sized it and written its control block, the segment
+    // is missing, too small or of another size: look again.
+    b->segment_ = std::make_unique<ShmSegment>();
+    Status st = b->segment_->open(name);
+    if (st.ok() && b->segment_->slotBytes() != want)
+      st = InvalidUsage("the host block " + name + " has another layout than this rank expects (" +
+                        std::to_string(b->segment_->slotBytes()) + " bytes, not " + std::to_string(want) + ")");
+    if (st.ok()) break;
+    if (deadline.expired() || (abort && abort->load()))
+      return TimeoutError("rank 0 did not make the host block in time: " + st.message());
+    timespec ts{0, 50000};
+    nanosleep(&ts, nullptr);
+  }
+  b->place();
+  return b;
+}
+
+void HostBlock::wakeAll() const {
+  header_->wakeups.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&header_->wakeups), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void HostBlock::futexWait(uint32_t seen, int timeoutUs) const {
+  timespec ts{timeoutUs / 1000000, (timeoutUs % 1000000) * 1000L};
+  // Shared between processes: not FUTEX_PRIVATE. EAGAIN (a wake-up came
+  // first), EINTR and ETIMEDOUT all send the caller back to look.
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&header_->wakeups), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+}  // namespace tutti

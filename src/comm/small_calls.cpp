@@ -1,0 +1,247 @@
+#include "src/comm/small_calls.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+
+#include "kernels/reducer.h"
+#include "src/common/clock.h"
+#include "src/common/process_watch.h"
+#include "src/exec/rank_order_sum.h"
+#include "src/exec/verdicts.h"
+
+namespace tutti {
+
+namespace {
+
+constexpr int kYieldRounds = 64;      // after the spin budget, before sleeping on the futex
+constexpr int kSleepUs = 200;  // bounds a missed wake-up (HostBlock::wake)
+constexpr int64_t kCheckEveryNs = 1000000;
+
+bool oneShotCollective(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kBroadcast ||
+         c == Collective::kAllGather || c == Collective::kReduceScatter;
+}
+
+}  // namespace
+
+bool SmallCalls::takes(Algorithm algorithm, Collective c, size_t inputBytes, bool onDevice, bool internal) const {
+  return !onDevice && !internal && algorithm == Algorithm::kOneShot && oneShotCollective(c) &&
+         inputBytes <= block_->slotBytes();
+}
+
+Status SmallCalls::run(const Work& work, size_t count, int root, const CallSignature& signature,
+                       FlightRecorder& recorder) {
+  Call call{&work, &signature, &recorder, false, work.plan->collective, ++calls_};
+  Status st = runCall(call, count, root);
+  enter(call);  // a call that neither posts nor waits
+  if (st.ok()) finish(call);
+  work.links->callEnded(work.sequence, st.code());
+  return st;
+}
+
+Status SmallCalls::runCall(Call& call, size_t count, int root) {
+  const Work& w = *call.work;
+  const Reducer& reducer = hostReducer();
+  const int n = w.nranks, me = w.rank;
+  const size_t bytes = count * dtypeSize(w.dtype);
+  const char* in = static_cast<const char*>(w.input);
+  char* out = static_cast<char*>(w.output);
+  std::array<const void*, kOneShotMaxRanks> operands{};
+  // Every rank's chunk, this rank's from its own buffer, `offset` bytes in.
+  auto gather = [&](size_t offset) {
+    for (int r = 0; r < n; ++r) operands[r] = (r == me ? in : block_->data(r, call.number)) + offset;
+  };
+  switch (call.collective) {
+    case Collective::kAllReduce:
+    case Collective::kReduce: {
+      TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
+      if (call.collective == Collective::kReduce && me != root) return Status::Ok();
+      TUTTI_RETURN_IF_ERROR(awaitChunks(call));
+      gather(0);
+      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
+      return Status::Ok();
+    }
+    case Collective::kReduceScatter: {  // each rank's whole input in its slot; this rank's block summed
+      TUTTI_RETURN_IF_ERROR(post(call, in, bytes * n));
+      TUTTI_RETURN_IF_ERROR(awaitChunks(call));
+      gather(bytes * me);
+      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
+      return Status::Ok();
+    }
+    case Collective::kBroadcast:
+      if (me == root) {
+        TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
+        if (out != in) reducer.copy(out, in, bytes);
+        return Status::Ok();
+      }
+      TUTTI_RETURN_IF_ERROR(awaitChunk(call, root));
+      reducer.copy(out, block_->data(root, call.number), bytes);
+      return Status::Ok();
+    case Collective::kAllGather:
+      TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
+      TUTTI_RETURN_IF_ERROR(awaitChunks(call));
+      gather(0);
+      for (int r = 0; r < n; ++r)
+        if (operands[r] != out + r * bytes) reducer.copy(out + r * bytes, operands[r], bytes);
+      return Status::Ok();
+    default:
+      return InternalError(std::string(collectiveName(call.collective)) + " has no one-shot on the host block");
+  }
+}
+
+Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
+  const int n = call.work->nranks, me = call.work->rank;
+  const uint64_t b = call.number;
+  // The slot last held call b - kDepth: every reader must be done with it.
+  if (b > HostBlock::kDepth && everyoneDone_ < b - HostBlock::kDepth) {
+    TUTTI_RETURN_IF_ERROR(await(call, [&] {
+      uint64_t least = UINT64_MAX;
+      for (int r = 0; r < n; ++r) {
+        const uint64_t d = block_->done(r).load(std::memory_order_acquire);
+        if (d < least) {
+          least = d;
+          call.waitPeer = r;
+        }
+      }
+      everyoneDone_ = least;
+      return least >= b - HostBlock::kDepth;
+    }));
+  }
+  HostBlock::SlotHeader& slot = block_->slot(me, b);
+  hostReducer().copy(block_->data(me, b), chunk, bytes);
+  slot.tag = call.work->tag;
+  slot.call.store(b, std::memory_order_release);
+  block_->wake();
+  enter(call);
+  return Status::Ok();
+}
+
+void SmallCalls::enter(Call& call) {
+  if (call.entered) return;
+  call.entered = true;
+  if (call.work->progress) call.work->progress->enter(*call.signature);
+  call.recorder->begin(*call.signature, false);
+}
+
+Status SmallCalls::awaitChunks(Call& call) {
+  const int n = call.work->nranks, me = call.work->rank;
+  // From the rank after this one, so no rank is everyone's first.
+  for (int k = 1; k < n; ++k) TUTTI_RETURN_IF_ERROR(awaitChunk(call, (me + k) % n));
+  return Status::Ok();
+}
+
+Status SmallCalls::awaitChunk(Call& call, int peer) {
+  const uint64_t b = call.number;
+  const HostBlock::SlotHeader& slot = block_->slot(peer, b);
+  call.waitPeer = peer;
+  enter(call);
+  TUTTI_RETURN_IF_ERROR(await(call, [&] { return slot.call.load(std::memory_order_acquire) >= b; }));
+  if (slot.call.load(std::memory_order_acquire) != b || slot.tag != call.work->tag) return otherCall(call, peer);
+  return Status::Ok();
+}
+
+Status SmallCalls::otherCall(Call& call, int peer) {
+  const Work& w = *call.work;
+  const std::string here = where(call, peer);
+  TUTTI_RETURN_IF_ERROR(checkSameCallNumber(
+      w.links, "does not match across ranks (rank " + std::to_string(w.rank) + " received a chunk of another call)",
+      here));
+  // The rank that differs may have found it first, told us, and left.
+  int by = -1;
+  HangReport v = awaitVerdict(w.links, &by);
+  if (v.culprit >= 0) return givenUpVerdict(w.links, w.rank, v, by, 0, here);
+  return InvalidUsage("received a chunk of another call (do all ranks call the same collective with the same "
+                      "arguments?)")
+      .withContext(here);
+}
+
+template <class Ready>
+Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
+  const Work& w = *call.work;
+  enter(call);
+  if (call.startNs == 0) {
+    call.startNs = nowNs();
+    call.nextMatchCheck = options_.matchCheckSeconds;
+  }
+  if (w.progress) w.progress->waitOn(call.waitPeer, true, 1);
+  int64_t nextCheck = nowNs() + kCheckEveryNs;
+  for (int round = 0;; ++round) {
+    if (ready()) return Status::Ok();
+    if (round < kYieldRounds) sched_yield();
+    else block_->sleep(ready, kSleepUs);
+    const int64_t now = nowNs();
+    if (now < nextCheck) continue;
+    nextCheck = now + kCheckEveryNs;
+    // What came while this rank slept first: a peer that gave its part and
+    // left since is no failure.
+    if (ready()) return Status::Ok();
+    if (w.progress) w.progress->waitOn(call.waitPeer, true, 1);
+    // Only the rank waited on can have died: another may have finished the
+    // call and left, and one that died before its part is waited on in turn.
+    const int peer = call.waitPeer;
+    if (peer >= 0 && peer != w.rank && processState(pids_[peer]) == ProcessState::kGone) {
+      if (ready()) return Status::Ok();  // its part came before it left
+      w.links->notifyFailure(peer);
+      return RemoteError(w.links->describePeer(peer) + " has died").withContext(where(call, peer));
+    }
+    TUTTI_RETURN_IF_ERROR(checkHealth(call, static_cast<double>(now - call.startNs) / 1e9));
+  }
+}
+
+Status SmallCalls::checkHealth(Call& call, double waited) {
+  const Work& w = *call.work;
+  const int peer = call.waitPeer;
+  if (w.abort && w.abort->load(std::memory_order_relaxed))
+    return InvalidUsage("communicator aborted by tuttiCommAbort").withContext(where(call, peer));
+  int by = -1;
+  if (HangReport v = w.links->verdictOfPeer(&by); v.culprit >= 0)
+    return givenUpVerdict(w.links, w.rank, v, by, waited, where(call, peer));
+  const int32_t notice = block_->failureNotice().load(std::memory_order_acquire);
+  if (notice > 0) {  // a host-mate gave up on a failed rank: with a verdict, say why
+    HangReport v = awaitVerdict(w.links, &by);
+    if (v.culprit >= 0) return givenUpVerdict(w.links, w.rank, v, by, waited, where(call, peer));
+    w.links->notifyFailure(notice - 1);
+    return RemoteError("a rank of this host gave up because rank " + std::to_string(notice - 1) + " failed")
+        .withContext(where(call, peer));
+  }
+  if (call.nextMatchCheck > 0 && waited >= call.nextMatchCheck) {
+    call.nextMatchCheck *= 2;
+    char event[96];
+    snprintf(event, sizeof(event), "does not match across ranks (seen by rank %d after %.1f s)", w.rank, waited);
+    TUTTI_RETURN_IF_ERROR(checkSameCallNumber(w.links, event, where(call, peer)));
+  }
+  if (waited >= options_.timeoutSeconds) {
+    int culprit = -1;
+    Status st = timedOutVerdict(w.links, w.rank, options_.timeoutSeconds, where(call, peer), &culprit);
+    if (culprit >= 0) return st;
+    w.links->notifyFailure(peer);
+    return st.withContext(where(call, peer));
+  }
+  return Status::Ok();
+}
+
+void SmallCalls::finish(const Call& call) {
+  if (call.number % HostBlock::kDoneEvery != 0) return;
+  block_->done(call.work->rank).store(call.number, std::memory_order_release);
+  block_->wake();
+}
+
+void SmallCalls::notifyFailure(int failedRank) {
+  int32_t none = 0;
+  block_->failureNotice().compare_exchange_strong(none, failedRank + 1, std::memory_order_acq_rel);
+  block_->wake();
+}
+
+std::string SmallCalls::where(const Call& call, int peer) const {
+  const Work& w = *call.work;
+  std::string what = std::string(collectiveName(call.collective)) + " #" + std::to_string(w.sequence) + " on rank " +
+                     std::to_string(w.rank) + ", one-shot on the host block";
+  if (peer >= 0) what += ", receiving from " + w.links->describePeer(peer);
+  return what;
+}
+
+}  // namespace tutti
