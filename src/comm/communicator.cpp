@@ -125,10 +125,10 @@ std::string Communicator::describeMemory() const {
   const MemoryTally& t = memoryHeld();
   char text[256];
   snprintf(text, sizeof(text),
-           "holds %.1f MiB of host memory and %.1f MiB of device memory in the slots of %d connection(s) "
+           "holds %.1f MiB of host memory and %.1f MiB of device memory in the slots of %d connection(s)%s "
            "(host calls: %d slots of %zu KiB each, TUTTI_NSTEPS of TUTTI_BUFFSIZE/TUTTI_NSTEPS)",
            static_cast<double>(t.hostBytes.load()) / (1 << 20), static_cast<double>(t.deviceBytes.load()) / (1 << 20),
-           t.connections.load(), config_.nslots, config_.slotBytes >> 10);
+           t.connections.load(), small_ ? " and the host block" : "", config_.nslots, config_.slotBytes >> 10);
   return text;
 }
 
@@ -273,6 +273,7 @@ Status Communicator::makeHostBlock(bool open) {
   }
   std::vector<int> pids;
   for (const RankInfo& r : peers()) pids.push_back(r.pid);
+  connections_.table().tally().hostBytes.fetch_add(block->bytesPerRank());  // this rank's slots of it
   small_ = std::make_unique<SmallCalls>(std::move(block), std::move(pids), execOptions());
   return Status::Ok();
 }

@@ -20,7 +20,7 @@ namespace tutti {
 
 class HostBlock {
  public:
-  static constexpr int kDepth = 16;  // calls a rank may run ahead of the slowest reader
+  static constexpr int kDepth = 16;  // calls a rank may run ahead of the slowest reader (a broadcast's root)
   // A rank publishes `done` every this many calls, not every call: a store
   // to a line its peers read costs a cache-line trip, paid at the next
   // locked instruction. Less than kDepth, so a writer never waits on a
@@ -44,6 +44,8 @@ class HostBlock {
 
   size_t slotBytes() const { return slotBytes_; }
   size_t bytes() const { return bytes_; }
+  // What one rank's slots and line take of it.
+  size_t bytesPerRank() const { return stride_ * kDepth + 64; }
   SlotHeader& slot(int rank, uint64_t call) const {
     return *reinterpret_cast<SlotHeader*>(slots_ + (static_cast<size_t>(rank) * kDepth + call % kDepth) * stride_);
   }

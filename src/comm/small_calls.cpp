@@ -185,6 +185,12 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
     const int peer = call.waitPeer;
     if (peer >= 0 && peer != w.rank && processState(pids_[peer]) == ProcessState::kGone) {
       if (ready()) return Status::Ok();  // its part came before it left
+      // It may have left after finding the call mismatched, or given up
+      // on another rank: its verdict says so.
+      int by = -1;
+      HangReport v = awaitVerdict(w.links, &by);
+      if (v.culprit >= 0)
+        return givenUpVerdict(w.links, w.rank, v, by, static_cast<double>(now - call.startNs) / 1e9, where(call, peer));
       w.links->notifyFailure(peer);
       return RemoteError(w.links->describePeer(peer) + " has died").withContext(where(call, peer));
     }

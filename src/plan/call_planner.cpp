@@ -123,7 +123,7 @@ Plan CallPlanner::initEdges() const {
     addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
     edges.channels.push_back(p);
   }
-  if (mayChooseOneShot()) {
+  if (mayChooseOneShot() && !tuning_.hostBlock) {  // one host: one-shot calls meet in the host block
     ChannelProgram p;
     p.channel = kOneShotChannel;
     for (int peer = 0; peer < nranks; ++peer)

@@ -48,9 +48,10 @@ class CallPlanner {
   TuneChoice choose(const CallShape& call);
   void build(const CallShape& call, const TuneChoice& choice, Plan* plan) const;
   // The connections made at init: one step per channel naming both ring
-  // neighbours, and when one-shot calls may be chosen, channel 0 to and
-  // from every rank (made later, a rank that dies during their setup
-  // would leave its peers' messages naming each other).
+  // neighbours, and when one-shot calls may be chosen on several hosts,
+  // the one-shot channel to and from every rank (made later, a rank that
+  // dies during their setup would leave its peers' messages naming each
+  // other). One host's one-shot calls need none: they meet in the host block.
   Plan initEdges() const;
   // Whether the cost model may pick one-shot for some collective.
   bool mayChooseOneShot() const;

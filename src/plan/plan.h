@@ -78,14 +78,14 @@ struct ChannelProgram {
 };
 
 constexpr int kP2PChannel = -1;
-// One-shot calls run on connections of their own to every rank, made at
-// init with few small slots, so they cost little memory and time to make.
+// One-shot calls of several hosts run on connections of their own to every
+// rank, made at init with few small slots, so they cost little memory and
+// time to make.
 constexpr int kOneShotChannel = -2;
 constexpr size_t kOneShotSlotBytes = 32 << 10;
 constexpr int kOneShotSlots = 4;
-// One-shot calls of one host whose input fits this meet in the host block
-// (src/comm/host_block.h) instead: small slots, many of them, so ranks that
-// need not wait (a broadcast's root) run well ahead.
+// One-shot calls of one host meet in the host block (src/comm/host_block.h)
+// instead, when their input fits one of its slots; bigger ones take rings.
 constexpr size_t kHostBlockSlotBytes = 8 << 10;
 
 // Appends one step; peers a kind does not use are dropped.

@@ -159,8 +159,8 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     const LinkCost& link = multiNode ? t.net : t.intra;
     double bwTime = (n - 1) * message / bytesPerUs(intraBw);
     const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
-    if (t.hostBlock && !multiNode && input <= static_cast<double>(kHostBlockSlotBytes))
-      return link.latencyUs / 2 + bwTime;
+    if (t.hostBlock && !multiNode)  // one host: the block's slots, or not at all
+      return input <= static_cast<double>(kHostBlockSlotBytes) ? link.latencyUs / 2 + bwTime : 1e30;
     if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
     return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
   }
