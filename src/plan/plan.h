@@ -86,7 +86,7 @@ constexpr size_t kOneShotSlotBytes = 32 << 10;
 constexpr int kOneShotSlots = 4;
 // One-shot calls of one host meet in the host block (src/comm/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.
-constexpr size_t kHostBlockSlotBytes = 8 << 10;
+constexpr size_t kHostBlockSlotBytes = 32 << 10;
 
 // Appends one step; peers a kind does not use are dropped.
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,

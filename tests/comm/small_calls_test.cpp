@@ -16,7 +16,7 @@ namespace tutti_test {
 namespace {
 
 constexpr int kCalls = 600;
-const size_t kCounts[] = {1, 2, 7, 33, 1000, 2047, 2048};  // 2048 x 4 bytes: a whole slot
+const size_t kCounts[] = {1, 2, 7, 33, 1000, 4095, 8192};  // 8192 x 4 bytes: a whole slot
 
 // Rank r's element i of call k: small integers, exact in every dtype used.
 int64_t value(int r, int k, size_t i) { return (r * 7 + k * 3 + static_cast<int64_t>(i) * 5) % 61 - 30; }
