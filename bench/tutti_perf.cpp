@@ -305,8 +305,8 @@ int runRank(const PerfArgs& a, tuttiComm_t comm, double initMs, PerfReport* repo
   }
   if (rank == 0) report->printHeader(a, n, slowest);
   // Freshly started ranks answer slowly at first (cold code paths, idle
-  // cores): settle them before anything is timed.
-  for (int i = 0; i < 200; ++i)
+  // cores): settle them before anything is timed (-w 0: not even that).
+  for (int i = 0; i < (a.warmup > 0 ? 200 : 0); ++i)
     if (tuttiBarrier(comm, nullptr) != tuttiSuccess) {
       fprintf(stderr, "tutti-perf: warm-up barrier failed: %s\n", tuttiGetLastError(comm));
       return 1;

@@ -50,7 +50,7 @@ class HostReducer final : public Reducer {
   }
   void copy(void* dst, const void* src, size_t bytes) const override {
     gHostCalls.fetch_add(1, std::memory_order_relaxed);
-    if (dst != src) std::memcpy(dst, src, bytes);
+    if (bytes > 0 && dst != src) std::memcpy(dst, src, bytes);  // count 0 may come with NULL buffers
   }
   const char* name() const override { return chosen().name; }
 };
