@@ -105,6 +105,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
         if (d < least) {
           least = d;
           call.waitPeer = r;
+          call.waitForReader = true;
         }
       }
       everyoneDone_ = least;
@@ -138,6 +139,7 @@ Status SmallCalls::awaitChunk(Call& call, int peer) {
   const uint64_t b = call.number;
   const HostBlock::SlotHeader& slot = block_->slot(peer, b);
   call.waitPeer = peer;
+  call.waitForReader = false;
   enter(call);
   TUTTI_RETURN_IF_ERROR(await(call, [&] { return slot.call.load(std::memory_order_acquire) >= b; }));
   if (slot.call.load(std::memory_order_acquire) != b || slot.tag != call.work->tag) return otherCall(call, peer);
@@ -167,7 +169,7 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
     call.startNs = nowNs();
     call.nextMatchCheck = options_.matchCheckSeconds;
   }
-  if (w.progress) w.progress->waitOn(call.waitPeer, true, 1);
+  if (w.progress) w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
   int64_t nextCheck = nowNs() + kCheckEveryNs;
   for (int round = 0;; ++round) {
     if (ready()) return Status::Ok();
@@ -179,7 +181,7 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
     // What came while this rank slept first: a peer that gave its part and
     // left since is no failure.
     if (ready()) return Status::Ok();
-    if (w.progress) w.progress->waitOn(call.waitPeer, true, 1);
+    if (w.progress) w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
     // Only the rank waited on can have died: another may have finished the
     // call and left, and one that died before its part is waited on in turn.
     const int peer = call.waitPeer;
@@ -246,7 +248,9 @@ std::string SmallCalls::where(const Call& call, int peer) const {
   const Work& w = *call.work;
   std::string what = std::string(collectiveName(call.collective)) + " #" + std::to_string(w.sequence) + " on rank " +
                      std::to_string(w.rank) + ", one-shot on the host block";
-  if (peer >= 0) what += ", receiving from " + w.links->describePeer(peer);
+  if (peer >= 0)
+    what += (call.waitForReader ? ", waiting for " + w.links->describePeer(peer) + " to read the slot this call reuses"
+                                : ", receiving from " + w.links->describePeer(peer));
   return what;
 }
 

@@ -49,6 +49,7 @@ class SmallCalls {
     Collective collective;
     uint64_t number;  // block calls so far, this one included: alike on every rank
     int waitPeer = -1;    // the rank this one waits on
+    bool waitForReader = false;  // on its `done` (a slot to reuse), not its chunk
     int64_t startNs = 0;  // when the first wait went slow
     double nextMatchCheck = 0;
   };

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -87,10 +90,27 @@ std::string oneCall(tuttiComm_t comm, tuttiDataType_t dtype, int n, int me, int 
   return check(out, 0, outCount, want, what);
 }
 
+// Where each rank's INFO log goes (TUTTI_DEBUG_FILE, %p: the rank's pid).
+const char kLogPattern[] = "/tmp/tutti-small-calls-test.%p.log";
+
+// The calls below must run on the host block, not on some other path that
+// would pass them too: init says so in the rank's INFO log.
+std::string blockInUse() {
+  const std::string path = "/tmp/tutti-small-calls-test." + std::to_string(getpid()) + ".log";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path.c_str());
+  if (text.str().find("and the host block") == std::string::npos)
+    return "init did not make the host block; its log:\n" + text.str();
+  return "";
+}
+
 std::string rankBody(const RankContext& ctx) {
   tuttiComm_t comm = nullptr;
   std::string err = initComm(ctx, &comm);
   if (!err.empty()) return err;
+  err = blockInUse();
   for (int k = 0; k < kCalls && err.empty(); ++k) {
     // A rank lags now and then: its peers run ahead until the slots run out.
     if (k % 37 == ctx.rank) usleep(300);
@@ -106,7 +126,12 @@ std::string rankBody(const RankContext& ctx) {
 class SmallCalls : public ::testing::TestWithParam<int> {};
 
 TEST_P(SmallCalls, BackToBackCallsOfEveryKindMatchTheReference) {
-  auto env = [](int) { return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}}; };
+  auto env = [](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"},
+                                              {"TUTTI_DEBUG", "INFO"},
+                                              {"TUTTI_DEBUG_SUBSYS", "INIT"},
+                                              {"TUTTI_DEBUG_FILE", kLogPattern}};
+  };
   EXPECT_EQ(summarize(runRanks(GetParam(), rankBody, env, 240)), "");
 }
 
