@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "src/bootstrap/root.h"
@@ -44,6 +45,8 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
                               tunableString("SOCKET_IFNAME") + "\")");
   b->out_.resize(nranks);
   b->in_.resize(nranks);
+  b->incoming_.resize(nranks);
+  b->gone_.resize(nranks);
   return b;
 }
 
@@ -120,10 +123,27 @@ Status SocketBootstrap::sendLocked(int peer, int tag, const void* data, size_t b
     out_[peer] = std::move(s.value());
   }
   Header h{magic_, rank_, tag, bytes};
-  Status st = out_[peer].sendAll(&h, sizeof(h), dl, abort_);
-  if (st.ok() && bytes) st = out_[peer].sendAll(data, bytes, dl, abort_);
+  Status st = sendPumping(peer, &h, sizeof(h), dl);
+  if (st.ok() && bytes) st = sendPumping(peer, data, bytes, dl);
   return st.withContext("bootstrap: rank " + std::to_string(rank_) + " sending to " +
                         describePeer(peer));
+}
+
+// While the peer's socket is full, read what others send us: in an all-gather
+// every rank sends before it receives, and messages grow to half the table,
+// so blocking here could leave a cycle of ranks each waiting to be read.
+Status SocketBootstrap::sendPumping(int peer, const void* data, size_t bytes, Deadline dl) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    TUTTI_ASSIGN_OR_RETURN(size_t n, out_[peer].trySend(p, bytes));
+    p += n;
+    bytes -= n;
+    if (bytes == 0 || n > 0) continue;
+    if (abort_ && abort_->load()) return InvalidUsage("bootstrap: aborted");
+    if (dl.expired()) return TimeoutError("timed out: the peer reads nothing");
+    TUTTI_RETURN_IF_ERROR(pump(dl, &out_[peer]));
+  }
+  return Status::Ok();
 }
 
 Status SocketBootstrap::checkTable(const SocketAddress& root) {
@@ -149,29 +169,41 @@ std::string SocketBootstrap::checkHeader(const Header& h, int expectFrom) const 
   return "";
 }
 
-Status SocketBootstrap::readMessage(Socket& s, Deadline dl, int expectFrom) {
-  Header h{};
-  TUTTI_RETURN_IF_ERROR(s.recvAll(&h, sizeof(h), dl, abort_));
-  std::string problem = checkHeader(h, expectFrom);
-  if (!problem.empty()) {
-    Status bad = RemoteError("bad bootstrap message from " + s.peerAddress().toString() + ": " + problem);
-    TUTTI_WARN(kSubsysBootstrap, "rank %d: %s; closing that connection", rank_, bad.message().c_str());
-    return bad;
+// Reads what has arrived from `peer` without blocking, stashing each message
+// as it completes: a rank may be sending to us while we send to a third, so
+// no read may wait for the rest of a message.
+Status SocketBootstrap::readArrived(int peer) {
+  Incoming& m = incoming_[peer];
+  Socket& s = in_[peer];
+  for (;;) {
+    if (m.headerGot < sizeof(Header)) {
+      TUTTI_ASSIGN_OR_RETURN(size_t n, s.tryRecv(reinterpret_cast<char*>(&m.header) + m.headerGot,
+                                                 sizeof(Header) - m.headerGot));
+      if (n == 0) return Status::Ok();
+      m.headerGot += n;
+      if (m.headerGot < sizeof(Header)) continue;
+      std::string problem = checkHeader(m.header, peer);
+      if (!problem.empty()) {
+        Status bad = RemoteError("bad bootstrap message from " + s.peerAddress().toString() + ": " + problem);
+        TUTTI_WARN(kSubsysBootstrap, "rank %d: %s; closing that connection", rank_, bad.message().c_str());
+        return bad;
+      }
+      m.payload.resize(m.header.bytes);
+    }
+    if (m.payloadGot < m.payload.size()) {
+      TUTTI_ASSIGN_OR_RETURN(size_t n, s.tryRecv(m.payload.data() + m.payloadGot, m.payload.size() - m.payloadGot));
+      if (n == 0) return Status::Ok();
+      m.payloadGot += n;
+      if (m.payloadGot < m.payload.size()) continue;
+    }
+    stash_[{peer, m.header.tag}].push_back(std::move(m.payload));
+    m = Incoming{};
   }
-  return readPayload(s, h, dl);
-}
-
-Status SocketBootstrap::readPayload(Socket& s, const Header& h, Deadline dl) {
-  Message m(h.bytes);
-  if (h.bytes) TUTTI_RETURN_IF_ERROR(s.recvAll(m.data(), h.bytes, dl, abort_));
-  stash_[{h.from, h.tag}].push_back(std::move(m));
-  return Status::Ok();
 }
 
 // A newcomer is identified by its first message's header, read without
-// blocking among the other newcomers; the payload of a message from a known
-// rank is then read in full.
-Status SocketBootstrap::pump(Deadline dl, int awaitedPeer) {
+// blocking among the other newcomers; then its messages are read as they arrive.
+Status SocketBootstrap::pump(Deadline dl, const Socket* sending) {
   std::vector<pollfd> fds;
   std::vector<int> owners;
   for (int p = 0; p < size(); ++p)
@@ -179,6 +211,10 @@ Status SocketBootstrap::pump(Deadline dl, int awaitedPeer) {
       fds.push_back({in_[p].fd(), POLLIN, 0});
       owners.push_back(p);
     }
+  if (sending) {  // wakes us when it has room again
+    fds.push_back({sending->fd(), POLLOUT, 0});
+    owners.push_back(-1);
+  }
   newcomers_->wait(listener_, &fds, dl.remainingMs(100));
   newcomers_->acceptAll(listener_);
   for (auto& greeted : newcomers_->progress()) {
@@ -192,26 +228,29 @@ Status SocketBootstrap::pump(Deadline dl, int awaitedPeer) {
       continue;
     }
     in_[h.from] = std::move(greeted.socket);
-    Status st = readPayload(in_[h.from], h, dl);
-    if (!st.ok()) {
-      in_[h.from].close();
-      if (h.from == awaitedPeer || awaitedPeer < 0)
-        return st.withContext("bootstrap: reading from " + describePeer(h.from));
-    }
+    Incoming& m = incoming_[h.from];
+    m.header = h;
+    m.headerGot = sizeof(h);
+    m.payload.resize(h.bytes);
+    Status st = readArrived(h.from);
+    if (!st.ok()) closeIncoming(h.from, st);
   }
   for (size_t i = 0; i < fds.size(); ++i) {
-    if (!fds[i].revents) continue;
-    int p = owners[i];
-    Status st = readMessage(in_[p], dl, p);
-    if (st.ok()) continue;
-    in_[p].close();
-    TUTTI_INFO(kSubsysBootstrap, "rank %d closed its bootstrap connection from %s: %s", rank_,
-               describePeer(p).c_str(), st.message().c_str());
-    if (p == awaitedPeer || awaitedPeer < 0)
-      return RemoteError("bootstrap: " + describePeer(p) +
-                         " closed its connection (did it exit?): " + st.message());
+    if (!fds[i].revents || owners[i] < 0) continue;
+    Status st = readArrived(owners[i]);
+    if (!st.ok()) closeIncoming(owners[i], st);
   }
   return Status::Ok();
+}
+
+// A peer that closes after its last message is no error until someone waits
+// for a message it never sent (recvLocked tells then).
+void SocketBootstrap::closeIncoming(int peer, const Status& why) {
+  in_[peer].close();
+  incoming_[peer] = Incoming{};
+  gone_[peer] = why.message();
+  TUTTI_INFO(kSubsysBootstrap, "rank %d closed its bootstrap connection from %s: %s", rank_,
+             describePeer(peer).c_str(), why.message().c_str());
 }
 
 Status SocketBootstrap::recvLocked(int peer, int tag, void* data, size_t bytes) {
@@ -229,27 +268,36 @@ Status SocketBootstrap::recvLocked(int peer, int tag, void* data, size_t bytes) 
       if (bytes) std::memcpy(data, m.data(), bytes);
       return Status::Ok();
     }
+    if (!gone_[peer].empty())
+      return RemoteError("bootstrap: " + describePeer(peer) + " closed its connection to rank " +
+                         std::to_string(rank_) + " (did it exit?): " + gone_[peer]);
     if (abort_ && abort_->load()) return InvalidUsage("bootstrap: aborted");
     if (dl.expired())
       return TimeoutError("bootstrap: rank " + std::to_string(rank_) +
                           " timed out waiting for a message (tag " + std::to_string(tag) +
                           ") from " + describePeer(peer));
-    TUTTI_RETURN_IF_ERROR(pump(dl, peer));
+    TUTTI_RETURN_IF_ERROR(pump(dl));
   }
 }
 
+// Bruck's all-gather: in round k a rank passes every slot it holds (up to
+// 2^k) to the rank 2^k below it and takes as many from the rank 2^k above, so
+// n ranks need ceil(log2 n) rounds, not a ring's n - 1 steps, each of which
+// waits for a process to be scheduled (64 ranks: 6 rounds instead of 63).
 Status SocketBootstrap::allgather(void* data, size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  int n = size();
+  const int n = size();
   char* base = static_cast<char*>(data);
-  int next = (rank_ + 1) % n, prev = (rank_ - 1 + n) % n;
-  // Ring: at step s pass on the slot that started s ranks back.
-  for (int s = 0; s < n - 1; ++s) {
-    int sendSlot = (rank_ - s + n) % n;
-    int recvSlot = (rank_ - s - 1 + n) % n;
-    TUTTI_RETURN_IF_ERROR(sendLocked(next, kTagAllgather, base + sendSlot * bytes, bytes));
-    TUTTI_RETURN_IF_ERROR(recvLocked(prev, kTagAllgather, base + recvSlot * bytes, bytes));
+  // held[i] is the slot of rank (rank_ + i) % n.
+  std::vector<char> held(static_cast<size_t>(n) * bytes);
+  std::memcpy(held.data(), base + static_cast<size_t>(rank_) * bytes, bytes);
+  for (int have = 1; have < n; have *= 2) {
+    const size_t moved = static_cast<size_t>(std::min(have, n - have)) * bytes;
+    TUTTI_RETURN_IF_ERROR(sendLocked((rank_ - have + n) % n, kTagAllgather, held.data(), moved));
+    TUTTI_RETURN_IF_ERROR(recvLocked((rank_ + have) % n, kTagAllgather, held.data() + have * bytes, moved));
   }
+  for (int i = 1; i < n; ++i)
+    std::memcpy(base + static_cast<size_t>((rank_ + i) % n) * bytes, held.data() + i * bytes, bytes);
   return Status::Ok();
 }
 

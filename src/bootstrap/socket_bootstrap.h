@@ -48,6 +48,12 @@ class SocketBootstrap final : public Exchange {
     uint64_t bytes;
   };
   using Message = std::vector<char>;
+  struct Incoming {  // the message being read from one peer
+    Header header{};
+    size_t headerGot = 0;
+    Message payload;
+    size_t payloadGot = 0;
+  };
   // Bootstrap messages are connection handles and small tables; a header
   // announcing more is refused before anything is allocated.
   static constexpr uint64_t kMaxMessageBytes = 64ull << 20;
@@ -56,10 +62,12 @@ class SocketBootstrap final : public Exchange {
   Status rendezvous(const BootstrapHandle& handle, RankInfo self, Deadline deadline);
   Status sendLocked(int peer, int tag, const void* data, size_t bytes);
   Status recvLocked(int peer, int tag, void* data, size_t bytes);
-  // Waits for any incoming message (or connection) and stashes it.
-  Status pump(Deadline deadline, int awaitedPeer);
-  Status readMessage(Socket& s, Deadline deadline, int expectFrom);
-  Status readPayload(Socket& s, const Header& h, Deadline deadline);
+  // Waits for any incoming message (or connection) and stashes it; also
+  // returns once `sending` has room.
+  Status pump(Deadline deadline, const Socket* sending = nullptr);
+  void closeIncoming(int peer, const Status& why);
+  Status sendPumping(int peer, const void* data, size_t bytes, Deadline deadline);
+  Status readArrived(int peer);
   // What is wrong with a header read from the network; "" when it is sound.
   std::string checkHeader(const Header& h, int expectFrom) const;
   Status checkTable(const SocketAddress& root);
@@ -74,6 +82,8 @@ class SocketBootstrap final : public Exchange {
   std::vector<RankInfo> peers_;
   std::vector<Socket> out_;  // to each peer, connected on first send
   std::vector<Socket> in_;   // from each peer, accepted as it arrives
+  std::vector<Incoming> incoming_;  // per peer
+  std::vector<std::string> gone_;   // why a peer's connection closed; "" while open
   std::map<std::pair<int, int>, std::deque<Message>> stash_;  // (from, tag)
   std::mutex mutex_;
 };

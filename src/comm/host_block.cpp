@@ -14,29 +14,37 @@ namespace tutti {
 
 namespace {
 
+constexpr size_t kPageBytes = 4096;
 constexpr unsigned kBlockSegmentId = 0xFFFFFFFEu;  // no connection, nor the progress board, has this id
 
 size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
 }  // namespace
 
-HostBlock::HostBlock(int nranks, size_t slotBytes)
-    : nranks_(nranks), slotBytes_(slotBytes), stride_(roundUp(sizeof(SlotHeader) + slotBytes, 64)) {}
+HostBlock::HostBlock(int nranks, size_t slotBytes) : nranks_(nranks), slotBytes_(slotBytes) {}
 
 std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
   return ShmSegment::nameFor(creatorPid, commMagic, 0, kBlockSegmentId);
 }
 
+// Header, then every rank's line, then the slot headers, then (from a page
+// boundary, so a slot's data starts a page) the slots' data.
+size_t HostBlock::headersOffset(int nranks) { return roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks; }
+
+size_t HostBlock::slotsOffset(int nranks) {
+  return roundUp(headersOffset(nranks) + sizeof(SlotHeader) * kDepth * nranks, kPageBytes);
+}
+
 size_t HostBlock::layoutBytes(int nranks, size_t slotBytes) {
-  const size_t stride = roundUp(sizeof(SlotHeader) + slotBytes, 64);
-  return roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks + stride * kDepth * nranks;
+  return slotsOffset(nranks) + slotBytes * kDepth * nranks;
 }
 
 void HostBlock::place() {
   char* base = segment_->slot(0);
   header_ = reinterpret_cast<Header*>(base);
   lines_ = reinterpret_cast<RankLine*>(base + roundUp(sizeof(Header), 64));
-  slots_ = base + roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks_;
+  headers_ = reinterpret_cast<SlotHeader*>(base + headersOffset(nranks_));
+  slots_ = base + slotsOffset(nranks_);
   bytes_ = layoutBytes(nranks_, slotBytes_);
 }
 
@@ -72,16 +80,17 @@ Result<std::unique_ptr<HostBlock>> HostBlock::open(const std::string& name, int 
   return b;
 }
 
-void HostBlock::wakeAll() const {
-  header_->wakeups.fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&header_->wakeups), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+void HostBlock::wakeLine(int rank) const {
+  std::atomic<uint32_t>& word = lines_[rank].wakeups;
+  word.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-void HostBlock::futexWait(uint32_t seen, int timeoutUs) const {
+void HostBlock::futexWait(std::atomic<uint32_t>& word, uint32_t seen, int timeoutUs) {
   timespec ts{timeoutUs / 1000000, (timeoutUs % 1000000) * 1000L};
   // Shared between processes: not FUTEX_PRIVATE. EAGAIN (a wake-up came
   // first), EINTR and ETIMEDOUT all send the caller back to look.
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&header_->wakeups), FUTEX_WAIT, seen, &ts, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, seen, &ts, nullptr, 0);
 }
 
 }  // namespace tutti

@@ -2,9 +2,13 @@
 // on one host, where small calls meet. Each rank owns kDepth slots (a slot
 // is where a rank's chunk lands for the others to read where it lies) and a
 // `done` word; block call b uses slot b % kDepth of every rank. A slot's
-// header holds the call number and the call's tag next to its first bytes,
-// so an 8-byte call moves one cache line per rank. Waiters spin, then sleep
-// on a futex in the block that publishers wake only when someone sleeps.
+// header is one cache line: the call number, the call's tag and a chunk of
+// up to kInlineBytes, so an 8-byte call moves one line per rank. The
+// headers of one call's slots lie side by side, apart from the slots' data:
+// every process faults in each page it touches (dear in a VM), and this way
+// 64 ranks' small calls touch 16 pages, not 1,024. Waiters spin, then sleep
+// on a futex of the rank they wait for, which it wakes only when someone
+// sleeps.
 #pragma once
 
 #include <atomic>
@@ -27,9 +31,11 @@ class HostBlock {
   // reader that finished but has not said so.
   static constexpr int kDoneEvery = 8;
 
+  static constexpr size_t kInlineBytes = 48;
   struct SlotHeader {
-    std::atomic<uint64_t> call;  // the block call whose chunk the slot holds
-    uint64_t tag;                // that call's signature, hashed (written before `call`)
+    alignas(64) std::atomic<uint64_t> call;  // the block call whose chunk the slot holds
+    uint64_t tag;                            // that call's signature, hashed (written before `call`)
+    char chunk[kInlineBytes];                // a chunk that fits here; larger ones lie in the slot's data
   };
 
   // The block's name, as rank 0 (process `creatorPid`) makes it.
@@ -45,57 +51,71 @@ class HostBlock {
   size_t slotBytes() const { return slotBytes_; }
   size_t bytes() const { return bytes_; }
   // What one rank's slots and line take of it.
-  size_t bytesPerRank() const { return stride_ * kDepth + 64; }
+  size_t bytesPerRank() const { return (sizeof(SlotHeader) + slotBytes_) * kDepth + sizeof(RankLine); }
   SlotHeader& slot(int rank, uint64_t call) const {
-    return *reinterpret_cast<SlotHeader*>(slots_ + (static_cast<size_t>(rank) * kDepth + call % kDepth) * stride_);
+    return headers_[call % kDepth * static_cast<size_t>(nranks_) + rank];
   }
-  char* data(int rank, uint64_t call) const { return reinterpret_cast<char*>(&slot(rank, call)) + sizeof(SlotHeader); }
+  // Where `rank`'s chunk of `call` lies, `chunkBytes` long.
+  char* data(int rank, uint64_t call, size_t chunkBytes) const {
+    if (chunkBytes <= kInlineBytes) return slot(rank, call).chunk;
+    return slots_ + (static_cast<size_t>(rank) * kDepth + call % kDepth) * slotBytes_;
+  }
   // The last block call `rank` has finished reading every slot of.
   std::atomic<uint64_t>& done(int rank) const { return lines_[rank].done; }
   // A failed rank + 1, set by the first rank of the host to give up on one.
   std::atomic<int32_t>& failureNotice() const { return header_->failureNotice; }
 
-  // After publishing a slot or a `done`: wakes the ranks asleep on the block,
-  // if any. No fence between the publication and the look at `sleepers`: it
-  // would cost every small call a store-buffer drain (a cache-line trip).
-  // So a rank that began to sleep at that instant may miss this wake-up,
-  // and sleeps are short (kSleepUs): a rare late wake, never a lost one.
-  void wake() const {
-    if (header_->sleepers.load(std::memory_order_relaxed) > 0) wakeAll();
+  // After `rank` publishes a slot or a `done`: wakes the ranks asleep on it,
+  // if any, and only them (with 64 ranks, waking all on every publication
+  // cost thousands of wake-ups a call). No fence between the publication and
+  // the look at `sleepers`: it would cost every small call a store-buffer
+  // drain (a cache-line trip). So a rank that began to sleep at that instant
+  // may miss this wake-up, and sleeps time out: a rare late wake, never a
+  // lost one.
+  void wake(int rank) const {
+    if (lines_[rank].sleepers.load(std::memory_order_relaxed) > 0) wakeLine(rank);
   }
-  // Sleeps until a publication on the block or `timeoutUs`, unless `ready`
+  // Every sleeper: a failure notice concerns all.
+  void wakeEveryone() const {
+    for (int r = 0; r < nranks_; ++r) wakeLine(r);
+  }
+  // Sleeps until `rank` publishes or `timeoutUs` passes, unless `ready`
   // already holds once this rank counts as asleep.
   template <class Ready>
-  void sleep(Ready&& ready, int timeoutUs) const {
-    header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t seen = header_->wakeups.load(std::memory_order_seq_cst);
-    if (!ready()) futexWait(seen, timeoutUs);
-    header_->sleepers.fetch_sub(1, std::memory_order_relaxed);
+  void sleepOn(int rank, Ready&& ready, int timeoutUs) const {
+    RankLine& line = lines_[rank];
+    line.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = line.wakeups.load(std::memory_order_seq_cst);
+    if (!ready()) futexWait(line.wakeups, seen, timeoutUs);
+    line.sleepers.fetch_sub(1, std::memory_order_relaxed);
   }
 
  private:
   struct Header {
     alignas(64) std::atomic<int32_t> failureNotice;
-    alignas(64) std::atomic<uint32_t> wakeups;  // the futex word
-    std::atomic<int32_t> sleepers;
   };
   struct RankLine {
     alignas(64) std::atomic<uint64_t> done;
+    // Apart from `done`: other ranks write these whenever they sleep.
+    alignas(64) std::atomic<uint32_t> wakeups;  // the futex word
+    std::atomic<int32_t> sleepers;
   };
   HostBlock(int nranks, size_t slotBytes);
+  static size_t headersOffset(int nranks);
+  static size_t slotsOffset(int nranks);
   static size_t layoutBytes(int nranks, size_t slotBytes);
   void place();
-  void wakeAll() const;
-  void futexWait(uint32_t seen, int timeoutUs) const;
+  void wakeLine(int rank) const;
+  static void futexWait(std::atomic<uint32_t>& word, uint32_t seen, int timeoutUs);
 
   std::unique_ptr<ShmSegment> segment_;
   int nranks_;
-  size_t slotBytes_;
-  size_t stride_;
+  size_t slotBytes_;  // a multiple of pages
   size_t bytes_ = 0;
   Header* header_ = nullptr;
   RankLine* lines_ = nullptr;
-  char* slots_ = nullptr;
+  SlotHeader* headers_ = nullptr;  // kDepth x nranks, call-major
+  char* slots_ = nullptr;          // nranks x kDepth slots' data, page-aligned
 };
 
 }  // namespace tutti

@@ -3,7 +3,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstring>
 
@@ -18,7 +17,8 @@ namespace tutti {
 namespace {
 
 constexpr int kYieldRounds = 64;      // after the spin budget, before sleeping on the futex
-constexpr int kSleepUs = 200;  // bounds a missed wake-up (HostBlock::wake)
+constexpr int kSleepUs = 200;  // a first sleep's limit: bounds a missed wake-up (HostBlock::wake)
+constexpr int kMaxSleepUs = 2000;  // a long wait's, so ranks asleep by the dozen seldom wake for nothing
 constexpr int64_t kCheckEveryNs = 1000000;
 
 bool oneShotCollective(Collective c) {
@@ -50,10 +50,10 @@ Status SmallCalls::runCall(Call& call, size_t count, int root) {
   const size_t bytes = count * dtypeSize(w.dtype);
   const char* in = static_cast<const char*>(w.input);
   char* out = static_cast<char*>(w.output);
-  std::array<const void*, kOneShotMaxRanks> operands{};
-  // Every rank's chunk, this rank's from its own buffer, `offset` bytes in.
-  auto gather = [&](size_t offset) {
-    for (int r = 0; r < n; ++r) operands[r] = (r == me ? in : block_->data(r, call.number)) + offset;
+  std::vector<const void*>& operands = operands_;
+  // Every rank's chunk (`posted` bytes), this rank's from its own buffer, `offset` bytes in.
+  auto gather = [&](size_t posted, size_t offset) {
+    for (int r = 0; r < n; ++r) operands[r] = (r == me ? in : block_->data(r, call.number, posted)) + offset;
   };
   switch (call.collective) {
     case Collective::kAllReduce:
@@ -61,14 +61,14 @@ Status SmallCalls::runCall(Call& call, size_t count, int root) {
       TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
       if (call.collective == Collective::kReduce && me != root) return Status::Ok();
       TUTTI_RETURN_IF_ERROR(awaitChunks(call));
-      gather(0);
+      gather(bytes, 0);
       sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
       return Status::Ok();
     }
     case Collective::kReduceScatter: {  // each rank's whole input in its slot; this rank's block summed
       TUTTI_RETURN_IF_ERROR(post(call, in, bytes * n));
       TUTTI_RETURN_IF_ERROR(awaitChunks(call));
-      gather(bytes * me);
+      gather(bytes * n, bytes * me);
       sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
       return Status::Ok();
     }
@@ -79,12 +79,12 @@ Status SmallCalls::runCall(Call& call, size_t count, int root) {
         return Status::Ok();
       }
       TUTTI_RETURN_IF_ERROR(awaitChunk(call, root));
-      reducer.copy(out, block_->data(root, call.number), bytes);
+      reducer.copy(out, block_->data(root, call.number, bytes), bytes);
       return Status::Ok();
     case Collective::kAllGather:
       TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
       TUTTI_RETURN_IF_ERROR(awaitChunks(call));
-      gather(0);
+      gather(bytes, 0);
       for (int r = 0; r < n; ++r)
         if (operands[r] != out + r * bytes) reducer.copy(out + r * bytes, operands[r], bytes);
       return Status::Ok();
@@ -113,10 +113,10 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
     }));
   }
   HostBlock::SlotHeader& slot = block_->slot(me, b);
-  hostReducer().copy(block_->data(me, b), chunk, bytes);
+  hostReducer().copy(block_->data(me, b, bytes), chunk, bytes);
   slot.tag = call.work->tag;
   slot.call.store(b, std::memory_order_release);
-  block_->wake();
+  block_->wake(me);
   enter(call);
   return Status::Ok();
 }
@@ -171,10 +171,17 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
   }
   if (w.progress) w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
   int64_t nextCheck = nowNs() + kCheckEveryNs;
+  int sleepUs = kSleepUs;
   for (int round = 0;; ++round) {
     if (ready()) return Status::Ok();
-    if (round < kYieldRounds) sched_yield();
-    else block_->sleep(ready, kSleepUs);
+    if (round < kYieldRounds) {
+      sched_yield();
+    } else {  // on the rank waited for (ready() keeps call.waitPeer current)
+      const int64_t before = nowNs();
+      block_->sleepOn(call.waitPeer, ready, sleepUs);
+      // Slept the whole time: the wait is long, look less often.
+      if (nowNs() - before >= sleepUs * 1000LL) sleepUs = std::min(2 * sleepUs, kMaxSleepUs);
+    }
     const int64_t now = nowNs();
     if (now < nextCheck) continue;
     nextCheck = now + kCheckEveryNs;
@@ -235,13 +242,13 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
 void SmallCalls::finish(const Call& call) {
   if (call.number % HostBlock::kDoneEvery != 0) return;
   block_->done(call.work->rank).store(call.number, std::memory_order_release);
-  block_->wake();
+  block_->wake(call.work->rank);
 }
 
 void SmallCalls::notifyFailure(int failedRank) {
   int32_t none = 0;
   block_->failureNotice().compare_exchange_strong(none, failedRank + 1, std::memory_order_acq_rel);
-  block_->wake();
+  block_->wakeEveryone();
 }
 
 std::string SmallCalls::where(const Call& call, int peer) const {

@@ -25,7 +25,7 @@ namespace tutti {
 class SmallCalls {
  public:
   SmallCalls(std::unique_ptr<HostBlock> block, std::vector<int> pids, const ExecOptions& options)
-      : block_(std::move(block)), pids_(std::move(pids)), options_(options) {}
+      : block_(std::move(block)), pids_(std::move(pids)), options_(options), operands_(pids_.size()) {}
 
   HostBlock& block() { return *block_; }
   // Whether the call, planned with `algorithm`, runs here: each rank's
@@ -84,6 +84,7 @@ class SmallCalls {
   ExecOptions options_;
   uint64_t calls_ = 0;
   uint64_t everyoneDone_ = 0;  // the least `done` of any rank, as last read
+  std::vector<const void*> operands_;  // a call's chunks, one a rank
 };
 
 }  // namespace tutti

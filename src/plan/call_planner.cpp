@@ -22,7 +22,8 @@ CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
   for (int c = 0; c < s.maxChannels; ++c) rings_.push_back(layout_.ring(c, s.ringOrder));
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
   tuning_.filter = s.filter;
-  tuning_.hostBlock = sharedMemory_ && layout_.nnodes() == 1 && layout_.nranks() > 1 && mayChooseOneShot();
+  tuning_.hostBlock = sharedMemory_ && layout_.nnodes() == 1 && layout_.nranks() > 1 &&
+                      layout_.nranks() <= kHostBlockMaxRanks && oneShotAllowed();
   for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
 }
 
@@ -103,8 +104,7 @@ bool CallPlanner::orderedChain(const CallShape& call) const {
   return callBytes(call, tuning_.nranks) <= kChainMaxBytes;
 }
 
-bool CallPlanner::mayChooseOneShot() const {
-  if (layout_.nranks() > kOneShotMaxRanks) return false;
+bool CallPlanner::oneShotAllowed() const {
   for (int c = 0; c < kNumCollectives; ++c)
     if (tuning_.filter.allows(static_cast<Collective>(c), Algorithm::kOneShot)) return true;
   return false;
@@ -123,7 +123,7 @@ Plan CallPlanner::initEdges() const {
     addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
     edges.channels.push_back(p);
   }
-  if (mayChooseOneShot() && !tuning_.hostBlock) {  // one host: one-shot calls meet in the host block
+  if (layout_.nranks() <= kOneShotMaxRanks && oneShotAllowed() && !tuning_.hostBlock) {  // one host: one-shot calls meet in the host block
     ChannelProgram p;
     p.channel = kOneShotChannel;
     for (int peer = 0; peer < nranks; ++peer)

@@ -54,7 +54,7 @@ class CallPlanner {
   // other). One host's one-shot calls need none: they meet in the host block.
   Plan initEdges() const;
   // Whether the cost model may pick one-shot for some collective.
-  bool mayChooseOneShot() const;
+  bool oneShotAllowed() const;  // by TUTTI_ALGO, for some collective
 
   const NodeLayout& layout() const { return layout_; }
   const TuneContext& tuning() const { return tuning_; }

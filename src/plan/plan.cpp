@@ -1,5 +1,7 @@
 #include "src/plan/plan.h"
 
+#include <algorithm>
+
 namespace tutti {
 
 const char* collectiveName(Collective c) {
@@ -31,6 +33,16 @@ const char* stepKindName(StepKind k) {
     case StepKind::kRecvAllReduceCopySend: return "recvAllReduceCopySend";
   }
   return "?";
+}
+
+// 32 KiB slots up to 32 ranks, then 16 MiB of slots in all (4 KiB at 256).
+size_t hostBlockSlotBytes(int nranks) {
+  constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
+  constexpr size_t kSlotsPerRank = 16;  // HostBlock::kDepth
+  size_t fair = kBudget / (kSlotsPerRank * static_cast<size_t>(std::max(nranks, 1)));
+  size_t bytes = kMinSlotBytes;
+  while (bytes * 2 <= std::min(fair, kMaxSlotBytes)) bytes *= 2;
+  return bytes;
 }
 
 const char* algorithmName(Algorithm a) {

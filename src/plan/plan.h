@@ -86,7 +86,10 @@ constexpr size_t kOneShotSlotBytes = 32 << 10;
 constexpr int kOneShotSlots = 4;
 // One-shot calls of one host meet in the host block (src/comm/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.
-constexpr size_t kHostBlockSlotBytes = 32 << 10;
+// Its slots shrink as ranks grow, so the block stays within a budget of
+// shared memory; past kHostBlockMaxRanks small calls take rings.
+constexpr int kHostBlockMaxRanks = 256;
+size_t hostBlockSlotBytes(int nranks);
 
 // Appends one step; peers a kind does not use are dropped.
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
@@ -95,7 +98,8 @@ void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer
 // kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
 enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kOrdered };
 constexpr int kNumAlgorithms = 3;  // those the cost model chooses among
-// One-shot sends each rank's buffer to every other: for this many ranks at most.
+// One-shot over connections sends each rank's buffer to every other: for
+// this many ranks at most (on the host block, up to kHostBlockMaxRanks).
 constexpr int kOneShotMaxRanks = 8;
 const char* algorithmName(Algorithm a);
 // All-reduce, reduce and reduce-scatter: what TUTTI_DETERMINISTIC orders.

@@ -148,7 +148,8 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
   }
 
   if (a == Algorithm::kOneShot) {
-    if (n > kOneShotMaxRanks) return 1e30;
+    const bool onBlock = t.hostBlock && !multiNode;
+    if (n > (onBlock ? kHostBlockMaxRanks : kOneShotMaxRanks)) return 1e30;
     // Each message: the whole buffer, or a rank's block of a gathered or
     // scattered one. Every rank sends n-1 of them (rooted: the root sends or
     // receives them all), and a node's NIC carries those bound for other nodes.
@@ -159,8 +160,8 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     const LinkCost& link = multiNode ? t.net : t.intra;
     double bwTime = (n - 1) * message / bytesPerUs(intraBw);
     const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
-    if (t.hostBlock && !multiNode)  // one host: the block's slots, or not at all
-      return input <= static_cast<double>(kHostBlockSlotBytes) ? link.latencyUs / 2 + bwTime : 1e30;
+    if (onBlock)  // one host: the block's slots, or not at all
+      return input <= static_cast<double>(hostBlockSlotBytes(n)) ? link.latencyUs / 2 + bwTime : 1e30;
     if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
     return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
   }

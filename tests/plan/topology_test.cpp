@@ -285,6 +285,25 @@ TEST(Tuner, OnTheHostBlockEveryCollectiveOfTwoRanksIsOneShotWhileItFitsASlot) {
   EXPECT_EQ(tune(ctx, Collective::kAllReduce, size_t(64) << 20).algorithm, Algorithm::kRing);
 }
 
+// Past one-shot connections' 8 ranks, one host's small calls still meet on
+// the block (its slots shrink to keep it at 16 MiB); past 256 ranks, rings.
+TEST(Tuner, OnTheHostBlockUpTo256RanksWhileItFitsTheSmallerSlots) {
+  EXPECT_EQ(hostBlockSlotBytes(2), size_t{32} << 10);
+  EXPECT_EQ(hostBlockSlotBytes(32), size_t{32} << 10);
+  EXPECT_EQ(hostBlockSlotBytes(64), size_t{16} << 10);
+  EXPECT_EQ(hostBlockSlotBytes(kHostBlockMaxRanks), size_t{4} << 10);
+  for (int n : {9, 64, kHostBlockMaxRanks}) {
+    TuneContext ctx = contextFor(1, n);
+    ctx.hostBlock = true;
+    EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).algorithm, Algorithm::kOneShot) << n;
+    EXPECT_EQ(tune(ctx, Collective::kBroadcast, 8).algorithm, Algorithm::kOneShot) << n;
+    EXPECT_NE(tune(ctx, Collective::kAllReduce, hostBlockSlotBytes(n) + 4).algorithm, Algorithm::kOneShot) << n;
+  }
+  TuneContext ctx = contextFor(1, kHostBlockMaxRanks + 1);
+  ctx.hostBlock = true;
+  EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+}
+
 TEST(Tuner, OneShotForSmallMessagesOnOneNodeRingsForLarge) {
   for (int perNode : {2, 4, 8}) {
     TuneContext ctx = contextFor(1, perNode);
