@@ -9,7 +9,8 @@ packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtes
           libucx-dev ucx-utils libibverbs-dev   # UCX transport; verbs headers (the library is dlopened)
           python3-torch libtorch-dev python3-dev python3-setuptools  # the torch.distributed backend
           pybind11-dev                          # torch's extension headers include pybind11's
-          python3-matplotlib)                   # bench/plot.py draws the figures
+          python3-matplotlib                    # bench/plot.py draws the figures
+          openmpi-bin)                          # mpirun, one of the launchers tests/launchers checks
 if [[ ${1:-} == --list ]]; then
   printf '%s\n' "${packages[@]}"
   exit 0

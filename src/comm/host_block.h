@@ -18,13 +18,14 @@
 #include <string>
 
 #include "src/common/status.h"
+#include "src/plan/plan.h"
 #include "transport/shm/segment.h"
 
 namespace tutti {
 
 class HostBlock {
  public:
-  static constexpr int kDepth = 16;  // calls a rank may run ahead of the slowest reader (a broadcast's root)
+  static constexpr int kDepth = kHostBlockDepth;  // calls a rank may run ahead of the slowest reader (a broadcast's root)
   // A rank publishes `done` every this many calls, not every call: a store
   // to a line its peers read costs a cache-line trip, paid at the next
   // locked instruction. Less than kDepth, so a writer never waits on a

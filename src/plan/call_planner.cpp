@@ -123,7 +123,9 @@ Plan CallPlanner::initEdges() const {
     addStep(&p.steps, StepKind::kRecvCopySend, ring[(pos + nranks - 1) % nranks], ring[(pos + 1) % nranks], 0, 0, 0);
     edges.channels.push_back(p);
   }
-  if (layout_.nranks() <= kOneShotMaxRanks && oneShotAllowed() && !tuning_.hostBlock) {  // one host: one-shot calls meet in the host block
+  // One host's one-shot calls meet in the host block instead.
+  const bool oneShotConnections = !tuning_.hostBlock && layout_.nranks() <= kOneShotMaxRanks && oneShotAllowed();
+  if (oneShotConnections) {
     ChannelProgram p;
     p.channel = kOneShotChannel;
     for (int peer = 0; peer < nranks; ++peer)

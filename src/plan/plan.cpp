@@ -38,8 +38,7 @@ const char* stepKindName(StepKind k) {
 // 32 KiB slots up to 32 ranks, then 16 MiB of slots in all (4 KiB at 256).
 size_t hostBlockSlotBytes(int nranks) {
   constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
-  constexpr size_t kSlotsPerRank = 16;  // HostBlock::kDepth
-  size_t fair = kBudget / (kSlotsPerRank * static_cast<size_t>(std::max(nranks, 1)));
+  size_t fair = kBudget / (kHostBlockDepth * static_cast<size_t>(std::max(nranks, 1)));
   size_t bytes = kMinSlotBytes;
   while (bytes * 2 <= std::min(fair, kMaxSlotBytes)) bytes *= 2;
   return bytes;

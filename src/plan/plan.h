@@ -89,6 +89,7 @@ constexpr int kOneShotSlots = 4;
 // Its slots shrink as ranks grow, so the block stays within a budget of
 // shared memory; past kHostBlockMaxRanks small calls take rings.
 constexpr int kHostBlockMaxRanks = 256;
+constexpr int kHostBlockDepth = 16;  // slots a rank owns there (HostBlock::kDepth)
 size_t hostBlockSlotBytes(int nranks);
 
 // Appends one step; peers a kind does not use are dropped.
