@@ -265,11 +265,11 @@ Status Communicator::makeHostBlock(bool open) {
   const std::string name = HostBlock::nameFor(peers()[0].pid, bootstrap_->magic());
   std::unique_ptr<HostBlock> block;
   if (open) {
-    auto opened = HostBlock::open(name, nranks_, hostBlockSlotBytes(nranks_), config_.timeoutSeconds, &health_.abortFlag());
+    auto opened = HostBlock::open(name, nranks_, hostBlockShape(nranks_), config_.timeoutSeconds, &health_.abortFlag());
     if (!opened.ok()) return opened.status().withContext("rank " + std::to_string(rank_) + " mapping the host block of " + describePeer(0));
     block = std::move(opened.value());
   } else {
-    TUTTI_ASSIGN_OR_RETURN(block, HostBlock::create(name, nranks_, hostBlockSlotBytes(nranks_)));
+    TUTTI_ASSIGN_OR_RETURN(block, HostBlock::create(name, nranks_, hostBlockShape(nranks_)));
   }
   std::vector<int> pids;
   for (const RankInfo& r : peers()) pids.push_back(r.pid);

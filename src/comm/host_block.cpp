@@ -21,7 +21,7 @@ size_t roundUp(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
 }  // namespace
 
-HostBlock::HostBlock(int nranks, size_t slotBytes) : nranks_(nranks), slotBytes_(slotBytes) {}
+HostBlock::HostBlock(int nranks, HostBlockShape shape) : nranks_(nranks), shape_(shape) {}
 
 std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
   return ShmSegment::nameFor(creatorPid, commMagic, 0, kBlockSegmentId);
@@ -31,12 +31,12 @@ std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
 // boundary, so a slot's data starts a page) the slots' data.
 size_t HostBlock::headersOffset(int nranks) { return roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks; }
 
-size_t HostBlock::slotsOffset(int nranks) {
-  return roundUp(headersOffset(nranks) + sizeof(SlotHeader) * kDepth * nranks, kPageBytes);
+size_t HostBlock::slotsOffset(int nranks, HostBlockShape shape) {
+  return roundUp(headersOffset(nranks) + sizeof(SlotHeader) * shape.depth * nranks, kPageBytes);
 }
 
-size_t HostBlock::layoutBytes(int nranks, size_t slotBytes) {
-  return slotsOffset(nranks) + slotBytes * kDepth * nranks;
+size_t HostBlock::layoutBytes(int nranks, HostBlockShape shape) {
+  return slotsOffset(nranks, shape) + shape.slotBytes * shape.dataDepth * nranks;
 }
 
 void HostBlock::place() {
@@ -44,23 +44,23 @@ void HostBlock::place() {
   header_ = reinterpret_cast<Header*>(base);
   lines_ = reinterpret_cast<RankLine*>(base + roundUp(sizeof(Header), 64));
   headers_ = reinterpret_cast<SlotHeader*>(base + headersOffset(nranks_));
-  slots_ = base + slotsOffset(nranks_);
-  bytes_ = layoutBytes(nranks_, slotBytes_);
+  slots_ = base + slotsOffset(nranks_, shape_);
+  bytes_ = layoutBytes(nranks_, shape_);
 }
 
-Result<std::unique_ptr<HostBlock>> HostBlock::create(const std::string& name, int nranks, size_t slotBytes) {
-  std::unique_ptr<HostBlock> b(new HostBlock(nranks, slotBytes));
+Result<std::unique_ptr<HostBlock>> HostBlock::create(const std::string& name, int nranks, HostBlockShape shape) {
+  std::unique_ptr<HostBlock> b(new HostBlock(nranks, shape));
   // The segment comes zeroed: no call yet, nothing done, nobody asleep.
   b->segment_ = std::make_unique<ShmSegment>();
-  TUTTI_RETURN_IF_ERROR(b->segment_->create(name, layoutBytes(nranks, slotBytes), 1));
+  TUTTI_RETURN_IF_ERROR(b->segment_->create(name, layoutBytes(nranks, shape), 1));
   b->place();
   return b;
 }
 
-Result<std::unique_ptr<HostBlock>> HostBlock::open(const std::string& name, int nranks, size_t slotBytes,
+Result<std::unique_ptr<HostBlock>> HostBlock::open(const std::string& name, int nranks, HostBlockShape shape,
                                                    double timeoutSeconds, const std::atomic<bool>* abort) {
-  std::unique_ptr<HostBlock> b(new HostBlock(nranks, slotBytes));
-  const size_t want = layoutBytes(nranks, slotBytes);
+  std::unique_ptr<HostBlock> b(new HostBlock(nranks, shape));
+  const size_t want = layoutBytes(nranks, shape);
   const Deadline deadline = Deadline::after(timeoutSeconds);
   for (;;) {
     // Until rank 0 has sized it and written its control block, the segment

@@ -1,9 +1,10 @@
 // The host block: one shared segment per communicator whose ranks all live
-// on one host, where small calls meet. Each rank owns kDepth slots (a slot
+// on one host, where small calls meet. Each rank owns `depth` slots (a slot
 // is where a rank's chunk lands for the others to read where it lies) and a
-// `done` word; block call b uses slot b % kDepth of every rank. A slot's
+// `done` word; block call b uses slot b % depth of every rank. A slot's
 // header is one cache line: the call number, the call's tag and a chunk of
-// up to kInlineBytes, so an 8-byte call moves one line per rank. The
+// up to kInlineBytes, so an 8-byte call moves one line per rank; larger
+// chunks lie in the slots' data, `dataDepth` of them a rank. The
 // headers of one call's slots lie side by side, apart from the slots' data:
 // every process faults in each page it touches (dear in a VM), and this way
 // 64 ranks' small calls touch 16 pages, not 1,024. Waiters spin, then sleep
@@ -11,6 +12,7 @@
 // sleeps.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +27,9 @@ namespace tutti {
 
 class HostBlock {
  public:
-  static constexpr int kDepth = kHostBlockDepth;  // calls a rank may run ahead of the slowest reader (a broadcast's root)
   // A rank publishes `done` every this many calls, not every call: a store
   // to a line its peers read costs a cache-line trip, paid at the next
-  // locked instruction. Less than kDepth, so a writer never waits on a
+  // locked instruction. Less than any depth, so a writer never waits on a
   // reader that finished but has not said so.
   static constexpr int kDoneEvery = 8;
 
@@ -43,23 +44,39 @@ class HostBlock {
   static std::string nameFor(int creatorPid, uint64_t commMagic);
   // Rank 0 makes and maps the block; the others map it (waiting up to
   // `timeoutSeconds` for rank 0 to make it, unless `abort` is set).
-  static Result<std::unique_ptr<HostBlock>> create(const std::string& name, int nranks, size_t slotBytes);
-  static Result<std::unique_ptr<HostBlock>> open(const std::string& name, int nranks, size_t slotBytes,
+  static Result<std::unique_ptr<HostBlock>> create(const std::string& name, int nranks, HostBlockShape shape);
+  static Result<std::unique_ptr<HostBlock>> open(const std::string& name, int nranks, HostBlockShape shape,
                                                  double timeoutSeconds, const std::atomic<bool>* abort);
   // Removes the name once every rank has mapped the block.
   void unlink() { segment_->unlink(); }
 
-  size_t slotBytes() const { return slotBytes_; }
+  size_t slotBytes() const { return shape_.slotBytes; }
   size_t bytes() const { return bytes_; }
   // What one rank's slots and line take of it.
-  size_t bytesPerRank() const { return (sizeof(SlotHeader) + slotBytes_) * kDepth + sizeof(RankLine); }
+  size_t bytesPerRank() const {
+    return sizeof(SlotHeader) * shape_.depth + shape_.slotBytes * shape_.dataDepth + sizeof(RankLine);
+  }
+  // How many calls a rank may run ahead of its slowest reader with a chunk this long.
+  uint64_t reach(size_t chunkBytes) const { return chunkBytes <= kInlineBytes ? shape_.depth : shape_.dataDepth; }
   SlotHeader& slot(int rank, uint64_t call) const {
-    return headers_[call % kDepth * static_cast<size_t>(nranks_) + rank];
+    return headers_[(call & (shape_.depth - 1)) * static_cast<size_t>(nranks_) + rank];
   }
   // Where `rank`'s chunk of `call` lies, `chunkBytes` long.
   char* data(int rank, uint64_t call, size_t chunkBytes) const {
     if (chunkBytes <= kInlineBytes) return slot(rank, call).chunk;
-    return slots_ + (static_cast<size_t>(rank) * kDepth + call % kDepth) * slotBytes_;
+    return slots_ + (static_cast<size_t>(rank) * shape_.dataDepth + (call & (shape_.dataDepth - 1))) * shape_.slotBytes;
+  }
+  // Asks for the first lines of `rank`'s slot for `call` (a chunk of
+  // `chunkBytes`) in this core's cache, writable: its readers of `depth`
+  // calls ago still hold them, and a store that must first take them back
+  // costs a cross-core trip when the chunk is published. Issued a call
+  // early, that trip overlaps the caller's own work (an 8-byte broadcast of
+  // 2 ranks: 0.25-0.32 -> 0.19 us). A hint: it faults nothing in.
+  void claimAhead(int rank, uint64_t call, size_t chunkBytes) const {
+    prefetchForWrite(&slot(rank, call));
+    if (chunkBytes <= kInlineBytes) return;
+    const char* data = this->data(rank, call, chunkBytes);
+    for (size_t at = 0; at < std::min(chunkBytes, kClaimedDataBytes); at += 64) prefetchForWrite(data + at);
   }
   // The last block call `rank` has finished reading every slot of.
   std::atomic<uint64_t>& done(int rank) const { return lines_[rank].done; }
@@ -101,22 +118,31 @@ class HostBlock {
     alignas(64) std::atomic<uint32_t> wakeups;  // the futex word
     std::atomic<int32_t> sleepers;
   };
-  HostBlock(int nranks, size_t slotBytes);
+  static constexpr size_t kClaimedDataBytes = 1024;  // past it, the copy itself streams
+
+  static void prefetchForWrite(const void* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" ::"m"(*static_cast<const char*>(p)));
+#else
+    __builtin_prefetch(p, 1);
+#endif
+  }
+  HostBlock(int nranks, HostBlockShape shape);
   static size_t headersOffset(int nranks);
-  static size_t slotsOffset(int nranks);
-  static size_t layoutBytes(int nranks, size_t slotBytes);
+  static size_t slotsOffset(int nranks, HostBlockShape shape);
+  static size_t layoutBytes(int nranks, HostBlockShape shape);
   void place();
   void wakeLine(int rank) const;
   static void futexWait(std::atomic<uint32_t>& word, uint32_t seen, int timeoutUs);
 
   std::unique_ptr<ShmSegment> segment_;
   int nranks_;
-  size_t slotBytes_;  // a multiple of pages
+  HostBlockShape shape_;  // slotBytes a multiple of pages
   size_t bytes_ = 0;
   Header* header_ = nullptr;
   RankLine* lines_ = nullptr;
-  SlotHeader* headers_ = nullptr;  // kDepth x nranks, call-major
-  char* slots_ = nullptr;          // nranks x kDepth slots' data, page-aligned
+  SlotHeader* headers_ = nullptr;  // depth x nranks, call-major
+  char* slots_ = nullptr;          // nranks x dataDepth slots' data, page-aligned
 };
 
 }  // namespace tutti

@@ -96,8 +96,10 @@ Status SmallCalls::runCall(Call& call, size_t count, int root) {
 Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
   const int n = call.work->nranks, me = call.work->rank;
   const uint64_t b = call.number;
-  // The slot last held call b - kDepth: every reader must be done with it.
-  if (b > HostBlock::kDepth && everyoneDone_ < b - HostBlock::kDepth) {
+  // The slot last held call b - reach (or an earlier one): every reader
+  // must be done with it.
+  const uint64_t reach = block_->reach(bytes);
+  if (b > reach && everyoneDone_ < b - reach) {
     TUTTI_RETURN_IF_ERROR(await(call, [&] {
       uint64_t least = UINT64_MAX;
       for (int r = 0; r < n; ++r) {
@@ -109,7 +111,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
         }
       }
       everyoneDone_ = least;
-      return least >= b - HostBlock::kDepth;
+      return least >= b - reach;
     }));
   }
   HostBlock::SlotHeader& slot = block_->slot(me, b);
@@ -117,6 +119,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
   slot.tag = call.work->tag;
   slot.call.store(b, std::memory_order_release);
   block_->wake(me);
+  block_->claimAhead(me, b + 1, bytes);  // a next call of this size, most likely
   enter(call);
   return Status::Ok();
 }

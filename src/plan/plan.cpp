@@ -35,13 +35,18 @@ const char* stepKindName(StepKind k) {
   return "?";
 }
 
-// 32 KiB slots up to 32 ranks, then 16 MiB of slots in all (4 KiB at 256).
-size_t hostBlockSlotBytes(int nranks) {
+// Headers up to 256 deep while they take at most 64 KiB (16 pages every
+// process faults in); 32 KiB slots up to 32 ranks, and data no deeper than
+// 16 MiB of it in all (4 KiB slots, 16 deep, at 256 ranks).
+HostBlockShape hostBlockShape(int nranks) {
+  constexpr int kMinDepth = 16, kMaxDepth = 256, kHeaderSlots = 1024;
   constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
-  size_t fair = kBudget / (kHostBlockDepth * static_cast<size_t>(std::max(nranks, 1)));
-  size_t bytes = kMinSlotBytes;
-  while (bytes * 2 <= std::min(fair, kMaxSlotBytes)) bytes *= 2;
-  return bytes;
+  const size_t n = static_cast<size_t>(std::max(nranks, 1));
+  HostBlockShape shape{kMinDepth, kMinDepth, kMinSlotBytes};
+  while (shape.depth < kMaxDepth && shape.depth * 2 * n <= kHeaderSlots) shape.depth *= 2;
+  while (shape.slotBytes < kMaxSlotBytes && shape.slotBytes * 2 * kMinDepth * n <= kBudget) shape.slotBytes *= 2;
+  while (shape.dataDepth < shape.depth && shape.slotBytes * shape.dataDepth * 2 * n <= kBudget) shape.dataDepth *= 2;
+  return shape;
 }
 
 const char* algorithmName(Algorithm a) {

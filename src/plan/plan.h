@@ -89,8 +89,17 @@ constexpr int kOneShotSlots = 4;
 // Its slots shrink as ranks grow, so the block stays within a budget of
 // shared memory; past kHostBlockMaxRanks small calls take rings.
 constexpr int kHostBlockMaxRanks = 256;
-constexpr int kHostBlockDepth = 16;  // slots a rank owns there (HostBlock::kDepth)
-size_t hostBlockSlotBytes(int nranks);
+// A rank's part of the block. A rank may run `depth` calls ahead of its
+// slowest reader (a broadcast's root does, and with ranks outnumbering cores
+// each wait for a reader costs a sleep and a wake, so deep rings pay) while
+// its chunks fit a slot's header, `dataDepth` while they lie in the slots'
+// data, each `slotBytes` long. Powers of two.
+struct HostBlockShape {
+  int depth;
+  int dataDepth;
+  size_t slotBytes;
+};
+HostBlockShape hostBlockShape(int nranks);
 
 // Appends one step; peers a kind does not use are dropped.
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,

@@ -161,7 +161,7 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     double bwTime = (n - 1) * message / bytesPerUs(intraBw);
     const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
     if (onBlock)  // one host: the block's slots, or not at all
-      return input <= static_cast<double>(hostBlockSlotBytes(n)) ? link.latencyUs / 2 + bwTime : 1e30;
+      return input <= static_cast<double>(hostBlockShape(n).slotBytes) ? link.latencyUs / 2 + bwTime : 1e30;
     if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
     return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
   }

@@ -107,6 +107,27 @@ std::string blockInUse() {
   return "";
 }
 
+// One root's broadcasts back to back with no barrier between, more than
+// the deepest ring (256) holds, chunks inline and in the slots' data mixed
+// (their rings differ in depth from 5 ranks up): the root runs ahead until
+// a lagging reader holds it back, then must reuse no slot still unread.
+std::string broadcastStream(tuttiComm_t comm, int n, int me) {
+  constexpr int kStreamCalls = 1000;
+  std::vector<float> buf(1000);
+  for (int k = 0; k < kStreamCalls; ++k) {
+    const size_t count = k % 2 == 0 ? 100 : 5;  // 400 bytes lie in the data; 20 inline
+    for (size_t i = 0; i < count; ++i) buf[i] = me == 0 ? static_cast<float>(value(0, k, i)) : -99.0f;
+    if (k % 211 == 17 * me) usleep(2000);
+    if (tuttiBroadcast(buf.data(), buf.data(), count, tuttiFloat32, 0, comm, nullptr) != tuttiSuccess)
+      return "broadcast " + std::to_string(k) + " failed: " + tuttiGetLastError(comm);
+    std::vector<float> want(count);
+    for (size_t i = 0; i < count; ++i) want[i] = static_cast<float>(value(0, k, i));
+    std::string err = check(buf, 0, count, want, "streamed broadcast " + std::to_string(k) + " of " + std::to_string(n));
+    if (!err.empty()) return err;
+  }
+  return "";
+}
+
 std::string rankBody(const RankContext& ctx) {
   tuttiComm_t comm = nullptr;
   std::string err = initComm(ctx, &comm);
@@ -122,6 +143,7 @@ std::string rankBody(const RankContext& ctx) {
     if (err.empty() && k % 50 == 49 && tuttiBarrier(comm, nullptr) != tuttiSuccess)
       err = std::string("barrier failed: ") + tuttiGetLastError(comm);
   }
+  if (err.empty()) err = broadcastStream(comm, ctx.nranks, ctx.rank);
   tuttiCommDestroy(comm);
   return err;
 }

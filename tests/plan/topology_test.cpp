@@ -288,20 +288,40 @@ TEST(Tuner, OnTheHostBlockEveryCollectiveOfTwoRanksIsOneShotWhileItFitsASlot) {
 // Past one-shot connections' 8 ranks, one host's small calls still meet on
 // the block (its slots shrink to keep it at 16 MiB); past 256 ranks, rings.
 TEST(Tuner, OnTheHostBlockUpTo256RanksWhileItFitsTheSmallerSlots) {
-  EXPECT_EQ(hostBlockSlotBytes(2), size_t{32} << 10);
-  EXPECT_EQ(hostBlockSlotBytes(32), size_t{32} << 10);
-  EXPECT_EQ(hostBlockSlotBytes(64), size_t{16} << 10);
-  EXPECT_EQ(hostBlockSlotBytes(kHostBlockMaxRanks), size_t{4} << 10);
+  EXPECT_EQ(hostBlockShape(2).slotBytes, size_t{32} << 10);
+  EXPECT_EQ(hostBlockShape(32).slotBytes, size_t{32} << 10);
+  EXPECT_EQ(hostBlockShape(64).slotBytes, size_t{16} << 10);
+  EXPECT_EQ(hostBlockShape(kHostBlockMaxRanks).slotBytes, size_t{4} << 10);
   for (int n : {9, 64, kHostBlockMaxRanks}) {
     TuneContext ctx = contextFor(1, n);
     ctx.hostBlock = true;
     EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).algorithm, Algorithm::kOneShot) << n;
     EXPECT_EQ(tune(ctx, Collective::kBroadcast, 8).algorithm, Algorithm::kOneShot) << n;
-    EXPECT_NE(tune(ctx, Collective::kAllReduce, hostBlockSlotBytes(n) + 4).algorithm, Algorithm::kOneShot) << n;
+    EXPECT_NE(tune(ctx, Collective::kAllReduce, hostBlockShape(n).slotBytes + 4).algorithm, Algorithm::kOneShot) << n;
   }
   TuneContext ctx = contextFor(1, kHostBlockMaxRanks + 1);
   ctx.hostBlock = true;
   EXPECT_EQ(tune(ctx, Collective::kAllReduce, 8).algorithm, Algorithm::kRing);
+}
+
+// Few ranks get deep rings (a broadcast's root runs far ahead); headers stay
+// within 64 KiB (past 64 ranks, 16 deep) and the slots' data within 16 MiB.
+TEST(HostBlockShape, DeepWhileFewRanksWithinItsBudgets) {
+  EXPECT_EQ(hostBlockShape(2).depth, 256);
+  EXPECT_EQ(hostBlockShape(2).dataDepth, 256);
+  EXPECT_EQ(hostBlockShape(4).depth, 256);
+  EXPECT_EQ(hostBlockShape(4).dataDepth, 128);
+  EXPECT_EQ(hostBlockShape(5).depth, 128);
+  EXPECT_EQ(hostBlockShape(5).dataDepth, 64);
+  for (int n = 1; n <= kHostBlockMaxRanks; ++n) {
+    const HostBlockShape s = hostBlockShape(n);
+    EXPECT_GE(s.dataDepth, 16) << n;
+    EXPECT_LE(s.dataDepth, s.depth) << n;
+    EXPECT_EQ(s.depth & (s.depth - 1), 0) << n;
+    EXPECT_EQ(s.dataDepth & (s.dataDepth - 1), 0) << n;
+    if (s.depth > 16) EXPECT_LE(s.depth * static_cast<size_t>(n) * 64, size_t{64} << 10) << n;
+    EXPECT_LE(s.slotBytes * s.dataDepth * n, size_t{16} << 20) << n;
+  }
 }
 
 TEST(Tuner, OneShotForSmallMessagesOnOneNodeRingsForLarge) {
