@@ -29,7 +29,10 @@ std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
 
 // Header, then every rank's line, then the slot headers, then (from a page
 // boundary, so a slot's data starts a page) the slots' data.
-size_t HostBlock::headersOffset(int nranks) { return roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks; }
+// (Headers start a 128-byte pair of lines, which cores fetch together.)
+size_t HostBlock::headersOffset(int nranks) {
+  return roundUp(roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks, sizeof(SlotHeader));
+}
 
 size_t HostBlock::slotsOffset(int nranks, HostBlockShape shape) {
   return roundUp(headersOffset(nranks) + sizeof(SlotHeader) * shape.depth * nranks, kPageBytes);

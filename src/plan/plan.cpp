@@ -36,16 +36,18 @@ const char* stepKindName(StepKind k) {
 }
 
 // Headers up to 256 deep while they take at most 64 KiB (16 pages every
-// process faults in); 32 KiB slots up to 32 ranks, and data no deeper than
-// 16 MiB of it in all (4 KiB slots, 16 deep, at 256 ranks).
+// process faults in); 32 KiB slots up to 32 ranks, their data 16 deep (each
+// slot's first use faults a page in every process that reads it: deeper
+// cost 2 us a call over the first thousands of calls), 16 MiB at most in
+// all (4 KiB slots at 256 ranks).
 HostBlockShape hostBlockShape(int nranks) {
-  constexpr int kMinDepth = 16, kMaxDepth = 256, kHeaderSlots = 1024;
+  constexpr int kMinDepth = 16, kMaxDepth = 256;
+  constexpr size_t kHeaderBudget = 64 << 10, kHeaderBytes = 128;
   constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
   const size_t n = static_cast<size_t>(std::max(nranks, 1));
   HostBlockShape shape{kMinDepth, kMinDepth, kMinSlotBytes};
-  while (shape.depth < kMaxDepth && shape.depth * 2 * n <= kHeaderSlots) shape.depth *= 2;
-  while (shape.slotBytes < kMaxSlotBytes && shape.slotBytes * 2 * kMinDepth * n <= kBudget) shape.slotBytes *= 2;
-  while (shape.dataDepth < shape.depth && shape.slotBytes * shape.dataDepth * 2 * n <= kBudget) shape.dataDepth *= 2;
+  while (shape.depth < kMaxDepth && shape.depth * 2 * n * kHeaderBytes <= kHeaderBudget) shape.depth *= 2;
+  while (shape.slotBytes < kMaxSlotBytes && shape.slotBytes * 2 * shape.dataDepth * n <= kBudget) shape.slotBytes *= 2;
   return shape;
 }
 
