@@ -7,7 +7,7 @@
 // chunks lie in the slots' data, `dataDepth` of them a rank. The
 // headers of one call's slots lie side by side, apart from the slots' data:
 // every process faults in each page it touches (dear in a VM), and this way
-// 64 ranks' small calls touch 16 pages, not 1,024. Waiters spin, then sleep
+// 64 ranks' small calls touch 32 pages, not 1,024. Waiters spin, then sleep
 // on a futex of the rank they wait for, which it wakes only when someone
 // sleeps.
 #pragma once

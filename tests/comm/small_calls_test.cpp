@@ -109,7 +109,7 @@ std::string blockInUse() {
 
 // One root's broadcasts back to back with no barrier between, more than
 // the deepest ring (256) holds, chunks inline and in the slots' data mixed
-// (their rings differ in depth from 5 ranks up): the root runs ahead until
+// (up to 16 ranks the headers run deeper than the data): the root runs ahead until
 // a lagging reader holds it back, then must reuse no slot still unread.
 std::string broadcastStream(tuttiComm_t comm, int n, int me) {
   constexpr int kStreamCalls = 1000;
