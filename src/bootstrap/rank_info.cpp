@@ -3,10 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 
 #include "src/common/config.h"
 #include "src/common/hash.h"
+#include "src/common/text_file.h"
 
 namespace tutti {
 
@@ -20,9 +20,8 @@ uint64_t localHostHash() {
   std::string id = tunableString("HOSTID");
   if (id.empty()) {
     id = localHostName();
-    std::ifstream boot("/proc/sys/kernel/random/boot_id");
-    std::string bootId;
-    if (boot >> bootId) id += "|" + bootId;
+    const std::string bootId = readFirstLine("/proc/sys/kernel/random/boot_id");
+    if (!bootId.empty()) id += "|" + bootId;
     // Each network namespace counts as a node: that is how multi-node tests
     // run on one machine, and ranks that cannot share a loopback are apart.
     struct stat st {};

@@ -1,16 +1,17 @@
-// The first line of a small text file (sysfs attributes), or "" when it cannot be read.
+// Small text files (sysfs and procfs attributes, the topology cache) read
+// with plain system calls: the first iostream of a process builds its
+// locale, about 0.7 ms of each rank's init on this VM.
 #pragma once
 
-#include <fstream>
 #include <string>
 
 namespace tutti {
 
-inline std::string readFirstLine(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
+// The whole file, or "" when it cannot be read; `ok` (if given) says which.
+std::string readTextFile(const std::string& path, bool* ok = nullptr);
+// The first line of a small text file, or "" when it cannot be read.
+std::string readFirstLine(const std::string& path);
+// Creates or replaces the file with `text`; false when it cannot.
+bool writeTextFile(const std::string& path, const std::string& text);
 
 }  // namespace tutti

@@ -2,6 +2,7 @@
 // only thing needed at run time is the driver, and without one every call
 // says so instead of failing to load).
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <mutex>
@@ -205,6 +206,10 @@ class CudaRuntime final : public DeviceRuntime {
   // Asked once: without a driver every answer is the same.
   void probe() {
     std::call_once(probed_, [this] {
+      if (!driverNodePresent()) {
+        reason_ = "no NVIDIA device node (/dev/nvidiactl, /dev/dxg or /dev/nvmap): no CUDA driver serves this process";
+        return;
+      }
       int n = 0;
       cudaError_t e = cudaGetDeviceCount(&n);
       if (e != cudaSuccess) {
@@ -216,6 +221,15 @@ class CudaRuntime final : public DeviceRuntime {
       }
       count_ = n;
     });
+  }
+
+  // The nodes a CUDA driver opens (a GPU server's, WSL's, Tegra's). Without
+  // one, asking the runtime costs each rank 2 ms of searching for
+  // libcuda.so.1 and gives the same answer.
+  static bool driverNodePresent() {
+    for (const char* node : {"/dev/nvidiactl", "/dev/dxg", "/dev/nvmap"})
+      if (access(node, F_OK) == 0) return true;
+    return false;
   }
 
   std::once_flag probed_;

@@ -7,7 +7,6 @@
 
 #include <climits>
 #include <cstdio>
-#include <fstream>
 #include <set>
 
 #include "src/common/interfaces.h"

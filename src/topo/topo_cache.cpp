@@ -14,10 +14,10 @@
 
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <string>
 
 #include "src/common/hash.h"
+#include "src/common/text_file.h"
 #include "src/topo/topology.h"
 
 namespace tutti {
@@ -35,13 +35,6 @@ bool lockWithin(int fd, int seconds) {
     usleep(1000);
   }
   return true;
-}
-
-std::string firstLineOf(const char* path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
 }
 
 std::string interfaceNames() {
@@ -73,7 +66,7 @@ void removeStale(const std::string& dir, const std::string& keep) {
 }  // namespace
 
 std::string topologyCacheKey() {
-  std::string key = firstLineOf("/proc/sys/kernel/random/boot_id") + "|" + interfaceNames() + "|";
+  std::string key = readFirstLine("/proc/sys/kernel/random/boot_id") + "|" + interfaceNames() + "|";
   cpu_set_t cpus;
   if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) key.append(reinterpret_cast<const char*>(&cpus), sizeof(cpus));
   for (const char* v : {"CUDA_VISIBLE_DEVICES", "TUTTI_EMULATE_DEVICE"})

@@ -1,20 +1,18 @@
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
 #include "src/common/config.h"
 #include "src/common/log.h"
+#include "src/common/text_file.h"
 #include "src/topo/topology.h"
 
 namespace tutti {
 
 Result<TopoGraph> readTopologyFile(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return InvalidArgument("cannot read topology file " + path);
-  std::stringstream text;
-  text << f.rdbuf();
-  auto json = Json::parse(text.str());
+  bool read = false;
+  const std::string text = readTextFile(path, &read);
+  if (!read) return InvalidArgument("cannot read topology file " + path);
+  auto json = Json::parse(text);
   if (!json.ok()) return json.status().withContext("topology file " + path);
   auto graph = TopoGraph::fromJson(json.value());
   if (!graph.ok()) return graph.status().withContext("topology file " + path);
@@ -22,10 +20,7 @@ Result<TopoGraph> readTopologyFile(const std::string& path) {
 }
 
 Status writeTopologyFile(const TopoGraph& graph, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) return InvalidArgument("cannot write topology file " + path);
-  f << graph.toJson().dump() << "\n";
-  if (!f) return InvalidArgument("writing topology file " + path + " failed");
+  if (!writeTextFile(path, graph.toJson().dump() + "\n")) return InvalidArgument("cannot write topology file " + path);
   return Status::Ok();
 }
 
