@@ -39,6 +39,7 @@ class HostBlock {
     uint64_t tag;                            // that call's signature, hashed (written before `call`)
     char chunk[kInlineBytes];                // a chunk that fits here; larger ones lie in the slot's data
   };
+  static_assert(sizeof(SlotHeader) == kHostBlockHeaderBytes, "hostBlockShape sizes headers by kHostBlockHeaderBytes");
 
   // The block's name, as rank 0 (process `creatorPid`) makes it.
   static std::string nameFor(int creatorPid, uint64_t commMagic);

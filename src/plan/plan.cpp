@@ -42,11 +42,11 @@ const char* stepKindName(StepKind k) {
 // all (4 KiB slots at 256 ranks).
 HostBlockShape hostBlockShape(int nranks) {
   constexpr int kMinDepth = 16, kMaxDepth = 256;
-  constexpr size_t kHeaderBudget = 64 << 10, kHeaderBytes = 128;
+  constexpr size_t kHeaderBudget = 64 << 10;
   constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
   const size_t n = static_cast<size_t>(std::max(nranks, 1));
   HostBlockShape shape{kMinDepth, kMinDepth, kMinSlotBytes};
-  while (shape.depth < kMaxDepth && shape.depth * 2 * n * kHeaderBytes <= kHeaderBudget) shape.depth *= 2;
+  while (shape.depth < kMaxDepth && shape.depth * 2 * n * kHostBlockHeaderBytes <= kHeaderBudget) shape.depth *= 2;
   while (shape.slotBytes < kMaxSlotBytes && shape.slotBytes * 2 * shape.dataDepth * n <= kBudget) shape.slotBytes *= 2;
   return shape;
 }

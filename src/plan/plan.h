@@ -94,6 +94,7 @@ constexpr int kHostBlockMaxRanks = 256;
 // each wait for a reader costs a sleep and a wake, so deep rings pay) while
 // its chunks fit a slot's header, `dataDepth` while they lie in the slots'
 // data, each `slotBytes` long. Powers of two.
+constexpr size_t kHostBlockHeaderBytes = 128;  // a slot's header: two lines (HostBlock::SlotHeader)
 struct HostBlockShape {
   int depth;
   int dataDepth;
