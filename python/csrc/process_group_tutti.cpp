@@ -2,7 +2,10 @@
 
 #include <c10/util/Exception.h>
 
+#include <pybind11/pybind11.h>
+
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -81,6 +84,11 @@ ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<
 }
 
 ProcessGroupTutti::~ProcessGroupTutti() {
+  // The queues' last calls free their tensors on the queues' threads, and a
+  // tensor that Python let go of takes the GIL to free its Python object:
+  // waiting for those threads while holding the GIL would wait forever.
+  std::optional<pybind11::gil_scoped_release> withoutGil;
+  if (Py_IsInitialized() && PyGILState_Check()) withoutGil.emplace();
   p2p_.reset();
   queue_.reset();  // finishes what was issued
   completions_.reset();

@@ -37,6 +37,10 @@ void SerialWorker::loop() {
     queue_.pop_front();
     lock.unlock();
     task();
+    // Its captures go before the lock is taken again: freeing them may wait
+    // on anything (a tensor Python let go of takes the GIL), and a thread
+    // holding that may be waiting for this lock.
+    task = nullptr;
     lock.lock();
     ++finished_;
     changed_.notify_all();

@@ -11,6 +11,8 @@ monitoredBarrier names the rank that stayed away.
 """
 import os
 import sys
+import time
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -302,6 +304,29 @@ def check_sparse(gloo, rank, world):
         compare(f"sparse all_reduce {dtype}", got.to_dense(), want.to_dense())
 
 
+def check_destroy_while_busy(rank, world):
+    """A process group let go of while its queue still runs a call whose
+    tensor only the call keeps: the queue's thread frees that tensor, which
+    takes the GIL, so the group must not hold the GIL while it waits for the
+    queue (it did: the process hung at exit, as PyTorch's suite once did in
+    test_sparse_all_reduce_sum). The last rank comes late, so the others'
+    groups go while their calls still wait for it."""
+    store = dist.PrefixStore("destroy_while_busy", dist.distributed_c10d._get_default_store())
+    pg = tutti_torch._C.create_process_group(store, rank, world, timedelta(seconds=60))
+    if rank == world - 1:
+        time.sleep(1)
+    t = torch.full((1000,), float(rank + 1))
+    work = pg.allreduce([t])
+    if rank == world - 1:
+        work.wait()
+        compare("all_reduce before the group goes", t, torch.full((1000,), float(world * (world + 1) // 2)))
+    del t, work
+    started = time.monotonic()
+    del pg  # waits for the queued call, which waits for the last rank
+    if time.monotonic() - started > 30:
+        fail("dropping a busy process group took over 30 s")
+
+
 def check_monitored_barrier(rank, world):
     """tutti's monitoredBarrier, called on the process group (torch 1.x's
     dist.monitored_barrier refuses any backend but gloo by name)."""
@@ -385,6 +410,7 @@ def main():
     check_sparse(gloo, rank, world)
     check_ddp(gloo, rank)
     check_subgroup(rank, world)
+    check_destroy_while_busy(rank, world)
     dist.barrier()
     check_monitored_barrier(rank, world)
     dist.barrier()
