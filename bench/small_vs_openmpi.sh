@@ -11,7 +11,9 @@ ITERS=${ITERS:-2000}
 PASSES=${PASSES:-3}
 OUT=${OUT:-bench/results}
 raw=$(mktemp -d)
-if ! command -v mpicxx >/dev/null; then  # as ../shared/peers/run_all.sh installs it
+# install-deps.sh brings mpirun and the mpicxx wrapper (openmpi-bin) but not
+# mpi.h: ask for the headers' package, not the command.
+if ! dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null | grep -q 'ok installed'; then
   apt-get -o DPkg::Lock::Timeout=900 update -q >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openmpi-bin libopenmpi-dev >&2
 fi
