@@ -54,6 +54,6 @@ tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
 }
 
 // Status of a call handed to the background thread: not an error.
-inline Status inProgress() { return Status(Code::kInProgress, "in progress"); }
+inline Status inProgress() { return Status(Code::kInProgress, {}); }
 
 }  // namespace tutti

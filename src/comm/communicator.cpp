@@ -274,7 +274,8 @@ Status Communicator::makeHostBlock(bool open) {
   std::vector<int> pids;
   for (const RankInfo& r : peers()) pids.push_back(r.pid);
   connections_.table().tally().hostBytes.fetch_add(block->bytesPerRank());  // this rank's slots of it
-  small_ = std::make_unique<SmallCalls>(std::move(block), std::move(pids), execOptions());
+  const SmallCalls::Context context{this, rank_, &health_.abortFlag(), &health_.progress().mine(), &health_.recorder()};
+  small_ = std::make_unique<SmallCalls>(std::move(block), std::move(pids), execOptions(), context);
   return Status::Ok();
 }
 
@@ -300,14 +301,7 @@ size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) con
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   const CallShape shape{a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice};
   const TuneChoice choice = planner_.choose(shape);
-  const bool onBlock = smallCallsFor(a, choice.algorithm) != nullptr;
-  if (onBlock) {  // the host block's calls need no steps
-    plan->collective = a.collective;
-    plan->algorithm = choice.algorithm;
-    plan->channels.clear();
-  } else {
-    planner_.build(shape, choice, plan);
-  }
+  planner_.build(shape, choice, plan);
   const bool p2p = a.collective == Collective::kSend || a.collective == Collective::kRecv;
   const bool device = a.onDevice;
   if (device && !deviceCalls_) return InvalidUsage("this communicator is host-only: no CUDA device at init");
@@ -343,9 +337,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // refuses it. (A one-shot all-reduce in place also writes its sum over
   // what it sent, maybe before a socket flushed it: tagged sends are copies.)
   work->tag = plan->algorithm == Algorithm::kOneShot ? a.signature(work->sequence).tag() : 0;
-  // The host block's calls publish their chunk first and enter while they
-  // wait (SmallCalls::run): a small call's latency is its bookkeeping's.
-  if (!a.internal && !onBlock) {
+  if (!a.internal) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
     health_.recorder().begin(call, device);

@@ -11,6 +11,7 @@
 
 #include "kernels/dtype.h"
 #include "src/bootstrap/socket_bootstrap.h"
+#include "src/comm/collective_args.h"
 #include "src/comm/comm_config.h"
 #include "src/comm/comm_health.h"
 #include "src/comm/connections.h"
@@ -24,26 +25,6 @@
 #include "tutti/tutti.h"
 
 namespace tutti {
-
-// One call's parameters, as the API layer checked them.
-struct CollectiveArgs {
-  Collective collective = Collective::kAllReduce;
-  const void* input = nullptr;
-  void* output = nullptr;
-  size_t count = 0;
-  DataType dtype = DataType::kFloat32;
-  RedOp op = RedOp::kSum;
-  int root = 0;  // broadcast, reduce; the peer for send and recv
-  bool onDevice = false;        // buffers in device memory: stream-ordered
-  DeviceStream stream = nullptr;  // the caller's cudaStream_t (device buffers only)
-  bool internal = false;  // tutti's own (TUTTI_CHECK_CALLS): no call number, not recorded
-  Memory memory() const { return onDevice ? Memory::kDevice : Memory::kHost; }
-  // What tells this call from another's, under call number `sequence`.
-  CallSignature signature(uint64_t sequence) const {
-    return {sequence, count, static_cast<int32_t>(collective), static_cast<int32_t>(dtype), static_cast<int32_t>(op),
-            root};
-  }
-};
 
 // What the caller of init may set beyond the environment.
 struct CommOptions {
@@ -97,12 +78,14 @@ class Communicator final : public Links {
     return connections_.request(plan, m, connector);
   }
   Plan* scratchPlan() { return &scratchPlan_; }
-  // The host block's runner when it takes the call, planned with `algorithm`; else null.
-  SmallCalls* smallCallsFor(const CollectiveArgs& a, Algorithm algorithm) {
-    if (!small_) return nullptr;
-    const size_t bytes = a.count * dtypeSize(a.dtype) * (a.collective == Collective::kReduceScatter ? nranks_ : 1);
-    return small_->takes(algorithm, a.collective, bytes, a.onDevice, a.internal) ? small_.get() : nullptr;
+  // Whether the host block takes the call: the cost model chose one-shot
+  // and it fits a slot (host calls made one at a time, not grouped).
+  bool onHostBlock(const CollectiveArgs& a) {
+    return small_ && small_->takes(a, planner_.choose({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}).algorithm);
   }
+  // Runs such a call there: numbers it, and nothing else; the block
+  // publishes its progress.
+  Status runOnHostBlock(const CollectiveArgs& a) { return small_->run(a, ++sequence_); }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
 
   // Device calls. Whether the connections and device scratch the calls

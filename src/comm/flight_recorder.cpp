@@ -117,7 +117,10 @@ Status FlightRecorder::start(const Identity& who) {
   who_ = who;
   if (calls == 0) return Status::Ok();
   capacity_ = static_cast<size_t>(calls);
-  ring_ = std::make_unique<Entry[]>(capacity_);
+  size_t slots = 1;
+  while (slots < capacity_) slots <<= 1;
+  mask_ = slots - 1;
+  ring_ = std::make_unique<Entry[]>(slots);
   startTicks_ = ticks();
   startWallUs_ = wallUs();
   if (onSignal == 1) {
@@ -131,7 +134,7 @@ Status FlightRecorder::start(const Identity& who) {
 void FlightRecorder::begin(const CallSignature& call, bool onDevice) {
   if (!ring_) return;
   const uint64_t n = calls_.load(std::memory_order_relaxed);
-  Entry& e = ring_[n % capacity_];
+  Entry& e = ring_[n & mask_];
   constexpr auto kRelaxed = std::memory_order_relaxed;
   e.call.store(call);
   e.startTicks.store(ticks(), kRelaxed);
@@ -146,7 +149,7 @@ void FlightRecorder::end(uint64_t sequence, Code result) {
   // A call's entry is among the last few begun (a group runs several together).
   const uint64_t n = calls_.load(std::memory_order_acquire);
   for (uint64_t back = 1; back <= std::min<uint64_t>(n, capacity_); ++back) {
-    Entry& e = ring_[(n - back) % capacity_];
+    Entry& e = ring_[(n - back) & mask_];
     if (e.call.sequence.load(std::memory_order_relaxed) != sequence) continue;
     e.result.store(static_cast<int32_t>(result), std::memory_order_relaxed);
     e.endTicks.store(ticks(), std::memory_order_relaxed);
@@ -165,7 +168,7 @@ std::string FlightRecorder::jsonLines() const {
   auto toWallUs = [&](int64_t t) { return t == 0 ? 0 : startWallUs_ + static_cast<int64_t>(static_cast<double>(t - startTicks_) * usPerTick); };
   char line[640];
   for (uint64_t i = first; i < n; ++i) {
-    const Entry& e = ring_[i % capacity_];
+    const Entry& e = ring_[i & mask_];
     const CallSignature r = e.call.load();
     const int64_t endUs = toWallUs(e.endTicks.load(std::memory_order_relaxed));
     const auto result = static_cast<Code>(e.result.load(std::memory_order_relaxed));

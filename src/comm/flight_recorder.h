@@ -54,9 +54,10 @@ class FlightRecorder {
     std::atomic<int32_t> onDevice{0};
   };
   Identity who_;
-  size_t capacity_ = 0;
+  size_t capacity_ = 0;  // the calls it keeps
+  size_t mask_ = 0;      // its ring's slots, a power of two (a mask, not a division, a call), less one
   std::unique_ptr<Entry[]> ring_;
-  std::atomic<uint64_t> calls_{0};  // ever begun; the next goes to calls_ % capacity_
+  std::atomic<uint64_t> calls_{0};  // ever begun; the next goes to calls_ & mask_
   int64_t startTicks_ = 0;          // the cycle counter and the wall clock at start,
   int64_t startWallUs_ = 0;         // to turn ticks into wall time when written
   std::atomic<bool> errorWritten_{false};

@@ -73,10 +73,9 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
 }
 
 Status runNow(Communicator* comm, const CollectiveArgs& args) {
+  if (comm->onHostBlock(args)) return comm->runOnHostBlock(args);
   Work work;
   TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
-  if (SmallCalls* small = comm->smallCallsFor(args, work.plan->algorithm))
-    return small->run(work, args.count, args.root, args.signature(work.sequence), comm->recorder());
   // Connections are made on first use only: steady-state calls allocate nothing.
   Connector connector;
   if (comm->requestConnections(*work.plan, Memory::kHost, &connector))

@@ -28,48 +28,49 @@ bool oneShotCollective(Collective c) {
 
 }  // namespace
 
-bool SmallCalls::takes(Algorithm algorithm, Collective c, size_t inputBytes, bool onDevice, bool internal) const {
-  return !onDevice && !internal && algorithm == Algorithm::kOneShot && oneShotCollective(c) &&
-         inputBytes <= block_->slotBytes();
+bool SmallCalls::takes(const CollectiveArgs& a, Algorithm algorithm) const {
+  if (a.onDevice || a.internal || algorithm != Algorithm::kOneShot || !oneShotCollective(a.collective)) return false;
+  const size_t ranks = a.collective == Collective::kReduceScatter ? pids_.size() : 1;
+  return a.count * dtypeSize(a.dtype) * ranks <= block_->slotBytes();
 }
 
-Status SmallCalls::run(const Work& work, size_t count, int root, const CallSignature& signature,
-                       FlightRecorder& recorder) {
-  Call call{&work, &signature, &recorder, false, work.plan->collective, ++calls_};
-  Status st = runCall(call, count, root);
+Status SmallCalls::run(const CollectiveArgs& args, uint64_t sequence) {
+  const CallSignature signature = args.signature(sequence);
+  Call call{&args, &signature, signature.tag(), ++calls_};
+  Status st = runCall(call);
   enter(call);  // a call that neither posts nor waits
   if (st.ok()) finish(call);
-  work.links->callEnded(work.sequence, st.code());
+  context_.links->callEnded(sequence, st.code());
   return st;
 }
 
-Status SmallCalls::runCall(Call& call, size_t count, int root) {
-  const Work& w = *call.work;
+Status SmallCalls::runCall(Call& call) {
+  const CollectiveArgs& a = *call.args;
   const Reducer& reducer = hostReducer();
-  const int n = w.nranks, me = w.rank;
-  const size_t bytes = count * dtypeSize(w.dtype);
-  const char* in = static_cast<const char*>(w.input);
-  char* out = static_cast<char*>(w.output);
+  const int n = nranks(), me = context_.rank, root = a.root;
+  const size_t count = a.count, bytes = count * dtypeSize(a.dtype);
+  const char* in = static_cast<const char*>(a.input);
+  char* out = static_cast<char*>(a.output);
   std::vector<const void*>& operands = operands_;
   // Every rank's chunk (`posted` bytes), this rank's from its own buffer, `offset` bytes in.
   auto gather = [&](size_t posted, size_t offset) {
     for (int r = 0; r < n; ++r) operands[r] = (r == me ? in : block_->data(r, call.number, posted)) + offset;
   };
-  switch (call.collective) {
+  switch (a.collective) {
     case Collective::kAllReduce:
     case Collective::kReduce: {
       TUTTI_RETURN_IF_ERROR(post(call, in, bytes));
-      if (call.collective == Collective::kReduce && me != root) return Status::Ok();
+      if (a.collective == Collective::kReduce && me != root) return Status::Ok();
       TUTTI_RETURN_IF_ERROR(awaitChunks(call));
       gather(bytes, 0);
-      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
+      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, a.dtype, a.op, n);
       return Status::Ok();
     }
     case Collective::kReduceScatter: {  // each rank's whole input in its slot; this rank's block summed
       TUTTI_RETURN_IF_ERROR(post(call, in, bytes * n));
       TUTTI_RETURN_IF_ERROR(awaitChunks(call));
       gather(bytes * n, bytes * me);
-      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, w.dtype, w.op, n);
+      sumInRankOrder(reducer, operands.data(), n, nullptr, out, count, a.dtype, a.op, n);
       return Status::Ok();
     }
     case Collective::kBroadcast:
@@ -89,12 +90,12 @@ Status SmallCalls::runCall(Call& call, size_t count, int root) {
         if (operands[r] != out + r * bytes) reducer.copy(out + r * bytes, operands[r], bytes);
       return Status::Ok();
     default:
-      return InternalError(std::string(collectiveName(call.collective)) + " has no one-shot on the host block");
+      return InternalError(std::string(collectiveName(a.collective)) + " has no one-shot on the host block");
   }
 }
 
 Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
-  const int n = call.work->nranks, me = call.work->rank;
+  const int n = nranks(), me = context_.rank;
   const uint64_t b = call.number;
   // The slot last held call b - reach (or an earlier one): every reader
   // must be done with it.
@@ -116,7 +117,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
   }
   HostBlock::SlotHeader& slot = block_->slot(me, b);
   hostReducer().copy(block_->data(me, b, bytes), chunk, bytes);
-  slot.tag = call.work->tag;
+  slot.tag = call.tag;
   slot.call.store(b, std::memory_order_release);
   block_->wake(me);
   block_->claimAhead(me, b + 1, bytes);  // a next call of this size, most likely
@@ -127,12 +128,12 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
 void SmallCalls::enter(Call& call) {
   if (call.entered) return;
   call.entered = true;
-  if (call.work->progress) call.work->progress->enter(*call.signature);
-  call.recorder->begin(*call.signature, false);
+  if (context_.progress) context_.progress->enter(*call.signature);
+  context_.recorder->begin(*call.signature, false);
 }
 
 Status SmallCalls::awaitChunks(Call& call) {
-  const int n = call.work->nranks, me = call.work->rank;
+  const int n = nranks(), me = context_.rank;
   // From the rank after this one, so no rank is everyone's first.
   for (int k = 1; k < n; ++k) TUTTI_RETURN_IF_ERROR(awaitChunk(call, (me + k) % n));
   return Status::Ok();
@@ -145,12 +146,12 @@ Status SmallCalls::awaitChunk(Call& call, int peer) {
   call.waitForReader = false;
   enter(call);
   TUTTI_RETURN_IF_ERROR(await(call, [&] { return slot.call.load(std::memory_order_acquire) >= b; }));
-  if (slot.call.load(std::memory_order_acquire) != b || slot.tag != call.work->tag) return otherCall(call, peer);
+  if (slot.call.load(std::memory_order_acquire) != b || slot.tag != call.tag) return otherCall(call, peer);
   return Status::Ok();
 }
 
 Status SmallCalls::otherCall(Call& call, int peer) {
-  const Work& w = *call.work;
+  const Context& w = context_;
   const std::string here = where(call, peer);
   TUTTI_RETURN_IF_ERROR(checkSameCallNumber(
       w.links, "does not match across ranks (rank " + std::to_string(w.rank) + " received a chunk of another call)",
@@ -166,7 +167,7 @@ Status SmallCalls::otherCall(Call& call, int peer) {
 
 template <class Ready>
 Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
-  const Work& w = *call.work;
+  const Context& w = context_;
   enter(call);
   if (call.startNs == 0) {
     call.startNs = nowNs();
@@ -211,7 +212,7 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
 }
 
 Status SmallCalls::checkHealth(Call& call, double waited) {
-  const Work& w = *call.work;
+  const Context& w = context_;
   const int peer = call.waitPeer;
   if (w.abort && w.abort->load(std::memory_order_relaxed))
     return InvalidUsage("communicator aborted by tuttiCommAbort").withContext(where(call, peer));
@@ -244,8 +245,8 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
 
 void SmallCalls::finish(const Call& call) {
   if (call.number % HostBlock::kDoneEvery != 0) return;
-  block_->done(call.work->rank).store(call.number, std::memory_order_release);
-  block_->wake(call.work->rank);
+  block_->done(context_.rank).store(call.number, std::memory_order_release);
+  block_->wake(context_.rank);
 }
 
 void SmallCalls::notifyFailure(int failedRank) {
@@ -255,8 +256,8 @@ void SmallCalls::notifyFailure(int failedRank) {
 }
 
 std::string SmallCalls::where(const Call& call, int peer) const {
-  const Work& w = *call.work;
-  std::string what = std::string(collectiveName(call.collective)) + " #" + std::to_string(w.sequence) + " on rank " +
+  const Context& w = context_;
+  std::string what = std::string(collectiveName(call.args->collective)) + " #" + std::to_string(call.signature->sequence) + " on rank " +
                      std::to_string(w.rank) + ", one-shot on the host block";
   if (peer >= 0)
     what += (call.waitForReader ? ", waiting for " + w.links->describePeer(peer) + " to read the slot this call reuses"

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "src/comm/collective_args.h"
 #include "src/comm/flight_recorder.h"
 #include "src/comm/host_block.h"
 #include "src/exec/executor.h"
@@ -24,36 +25,47 @@ namespace tutti {
 
 class SmallCalls {
  public:
-  SmallCalls(std::unique_ptr<HostBlock> block, std::vector<int> pids, const ExecOptions& options)
-      : block_(std::move(block)), pids_(std::move(pids)), options_(options), operands_(pids_.size()) {}
+  // What every call of one communicator shares: where failures go, and
+  // what the rank publishes of its progress.
+  struct Context {
+    Links* links = nullptr;
+    int rank = 0;
+    const std::atomic<bool>* abort = nullptr;
+    SharedCallRecord* progress = nullptr;  // may be null
+    FlightRecorder* recorder = nullptr;
+  };
+  SmallCalls(std::unique_ptr<HostBlock> block, std::vector<int> pids, const ExecOptions& options,
+             const Context& context)
+      : block_(std::move(block)), pids_(std::move(pids)), options_(options), context_(context),
+        operands_(pids_.size()) {}
 
   HostBlock& block() { return *block_; }
-  // Whether the call, planned with `algorithm`, runs here: each rank's
-  // input (reduce-scatter's whole input) fits a slot.
-  bool takes(Algorithm algorithm, Collective c, size_t inputBytes, bool onDevice, bool internal) const;
-  // Runs `work` (prepared by the communicator: numbered and tagged), the
-  // call `signature` of `count` elements and root `root` (broadcast,
-  // reduce); entered into the progress record and `recorder` once this
-  // rank's chunk is out.
-  Status run(const Work& work, size_t count, int root, const CallSignature& signature, FlightRecorder& recorder);
+  // Whether the call, for which the cost model chose `algorithm`, runs
+  // here: a host call of tutti's user, each rank's input (reduce-scatter's
+  // whole input) within a slot.
+  bool takes(const CollectiveArgs& args, Algorithm algorithm) const;
+  // Runs the call under call number `sequence` (alike on every rank); it is
+  // entered into the progress record and the flight recorder once this
+  // rank's chunk is out. The lean path: a small call's latency is its
+  // bookkeeping's.
+  Status run(const CollectiveArgs& args, uint64_t sequence);
   // This rank gives up because `failedRank` failed: its host-mates waiting
   // on the block hear it.
   void notifyFailure(int failedRank);
 
  private:
   struct Call {
-    const Work* work;
+    const CollectiveArgs* args;
     const CallSignature* signature;
-    FlightRecorder* recorder;
-    bool entered = false;
-    Collective collective;
+    uint64_t tag;     // the signature, hashed: a slot holding another's is refused
     uint64_t number;  // block calls so far, this one included: alike on every rank
+    bool entered = false;
     int waitPeer = -1;    // the rank this one waits on
     bool waitForReader = false;  // on its `done` (a slot to reuse), not its chunk
     int64_t startNs = 0;  // when the first wait went slow
     double nextMatchCheck = 0;
   };
-  Status runCall(Call& call, size_t count, int root);
+  Status runCall(Call& call);
   // Publishes this rank's chunk for `call` once every reader is done with
   // the slot's previous call.
   Status post(Call& call, const void* chunk, size_t bytes);
@@ -78,10 +90,12 @@ class SmallCalls {
   Status checkHealth(Call& call, double waited);
   void finish(const Call& call);
   std::string where(const Call& call, int peer) const;
+  int nranks() const { return static_cast<int>(pids_.size()); }
 
   std::unique_ptr<HostBlock> block_;
   std::vector<int> pids_;  // of every rank, all of this host
   ExecOptions options_;
+  Context context_;
   uint64_t calls_ = 0;
   uint64_t everyoneDone_ = 0;  // the least `done` of any rank, as last read
   std::vector<const void*> operands_;  // a call's chunks, one a rank

@@ -45,6 +45,34 @@ TEST_F(InProcess, GroupOverAllCommsFromOneThread) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(tuttiCommDestroy(comms[r]), tuttiSuccess);
 }
 
+// Calls small enough for the host block, grouped: a group runs its calls
+// through the executor together, so each must have its steps (the block
+// serves only calls made one at a time).
+TEST_F(InProcess, GroupOfSmallCallsOnOneHost) {
+  const int n = 3;
+  tuttiComm_t comms[n];
+  ASSERT_EQ(tuttiCommInitAll(comms, n, nullptr), tuttiSuccess) << tuttiGetLastError(nullptr);
+  for (size_t count : {size_t{1}, size_t{5}, size_t{200}}) {
+    std::vector<std::vector<int64_t>> in(n, std::vector<int64_t>(count)), sum = in, bcast = in;
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) in[r][i] = static_cast<int64_t>(r * 1000 + i + 1);
+    ASSERT_EQ(tuttiGroupStart(), tuttiSuccess);
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(tuttiAllReduce(in[r].data(), sum[r].data(), count, tuttiInt64, tuttiSum, comms[r], nullptr),
+                tuttiSuccess);
+      ASSERT_EQ(tuttiBroadcast(in[r].data(), bcast[r].data(), count, tuttiInt64, 2, comms[r], nullptr),
+                tuttiSuccess);
+    }
+    ASSERT_EQ(tuttiGroupEnd(), tuttiSuccess) << tuttiGetLastError(nullptr);
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(sum[r][i], static_cast<int64_t>(3000 + 3 * (i + 1))) << "rank " << r << " element " << i;
+        ASSERT_EQ(bcast[r][i], in[2][i]) << "rank " << r << " element " << i;
+      }
+  }
+  for (int r = 0; r < n; ++r) EXPECT_EQ(tuttiCommDestroy(comms[r]), tuttiSuccess);
+}
+
 TEST_F(InProcess, RanksAsThreads) {
   const int n = 4;
   tuttiUniqueId id;
