@@ -298,6 +298,20 @@ size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) con
   }
 }
 
+// Every call's line at TRACE, wherever it runs.
+static void traceCall(const CollectiveArgs& a, uint64_t sequence) {
+  TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
+              static_cast<unsigned long long>(sequence), a.count, dtypeName(a.dtype), redOpName(a.op), a.root);
+}
+
+Status Communicator::runOnHostBlock(const CollectiveArgs& a) {
+  ++sequence_;
+  TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of host memory: oneshot on the host block", collectiveName(a.collective),
+             static_cast<unsigned long long>(sequence_), callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_));
+  traceCall(a, sequence_);
+  return small_->run(a, sequence_);
+}
+
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   const CallShape shape{a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice};
   const TuneChoice choice = planner_.choose(shape);
@@ -350,9 +364,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_),
                callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_), memoryName(a.memory()),
                algorithmName(choice.algorithm), choice.nchannels, work->chunkBytes >> 10, choice.predictedUs);
-  TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
-              static_cast<unsigned long long>(sequence_), a.count, dtypeName(a.dtype),
-              redOpName(a.op), a.root);
+  traceCall(a, sequence_);
   return Status::Ok();
 }
 

@@ -85,7 +85,7 @@ class Communicator final : public Links {
   }
   // Runs such a call there: numbers it, and nothing else; the block
   // publishes its progress.
-  Status runOnHostBlock(const CollectiveArgs& a) { return small_->run(a, ++sequence_); }
+  Status runOnHostBlock(const CollectiveArgs& a);
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
 
   // Device calls. Whether the connections and device scratch the calls
