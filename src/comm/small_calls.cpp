@@ -128,7 +128,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
 void SmallCalls::enter(Call& call) {
   if (call.entered) return;
   call.entered = true;
-  if (context_.progress) context_.progress->enter(*call.signature);
+  context_.progress->enter(*call.signature);
   context_.recorder->begin(*call.signature, false);
 }
 
@@ -173,7 +173,7 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
     call.startNs = nowNs();
     call.nextMatchCheck = options_.matchCheckSeconds;
   }
-  if (w.progress) w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
+  w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
   int64_t nextCheck = nowNs() + kCheckEveryNs;
   int sleepUs = kSleepUs;
   for (int round = 0;; ++round) {
@@ -192,7 +192,7 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
     // What came while this rank slept first: a peer that gave its part and
     // left since is no failure.
     if (ready()) return Status::Ok();
-    if (w.progress) w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
+    w.progress->waitOn(call.waitPeer, !call.waitForReader, 1);
     // Only the rank waited on can have died: another may have finished the
     // call and left, and one that died before its part is waited on in turn.
     const int peer = call.waitPeer;

@@ -31,7 +31,7 @@ class SmallCalls {
     Links* links = nullptr;
     int rank = 0;
     const std::atomic<bool>* abort = nullptr;
-    SharedCallRecord* progress = nullptr;  // may be null
+    SharedCallRecord* progress = nullptr;  // this rank's published record (the comm always has one)
     FlightRecorder* recorder = nullptr;
   };
   SmallCalls(std::unique_ptr<HostBlock> block, std::vector<int> pids, const ExecOptions& options,
