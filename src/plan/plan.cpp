@@ -43,7 +43,7 @@ const char* stepKindName(StepKind k) {
 HostBlockShape hostBlockShape(int nranks) {
   constexpr int kMinDepth = 16, kMaxDepth = 256;
   constexpr size_t kHeaderBudget = 64 << 10;
-  constexpr size_t kMaxSlotBytes = 32 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
+  constexpr size_t kMaxSlotBytes = 64 << 10, kMinSlotBytes = 4 << 10, kBudget = 16 << 20;
   const size_t n = static_cast<size_t>(std::max(nranks, 1));
   HostBlockShape shape{kMinDepth, kMinDepth, kMinSlotBytes};
   while (shape.depth < kMaxDepth && shape.depth * 2 * n * kHostBlockHeaderBytes <= kHeaderBudget) shape.depth *= 2;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,7 +21,8 @@ namespace tutti_test {
 namespace {
 
 constexpr int kCalls = 600;
-const size_t kCounts[] = {1, 2, 7, 33, 1000, 4095, 8192};  // 8192 x 4 bytes: a whole slot
+// 16384 x 4 bytes: a whole slot of up to 16 ranks (hostBlockShape); 8192, of up to 32.
+const size_t kCounts[] = {1, 2, 7, 33, 1000, 4095, 8192, 16384};
 
 // Rank r's element i of call k: small integers, exact in every dtype used.
 int64_t value(int r, int k, size_t i) { return (r * 7 + k * 3 + static_cast<int64_t>(i) * 5) % 61 - 30; }
@@ -37,7 +39,7 @@ std::string check(const std::vector<T>& got, size_t offset, size_t count, const 
 
 template <class T>
 std::string oneCall(tuttiComm_t comm, tuttiDataType_t dtype, int n, int me, int k) {
-  const size_t count = kCounts[k % 7] / (sizeof(T) / 4 + (k % 5 == 4 ? n - 1 : 0));  // reduce-scatter: n blocks
+  const size_t count = kCounts[k % std::size(kCounts)] / (sizeof(T) / 4 + (k % 5 == 4 ? n - 1 : 0));  // reduce-scatter: n blocks
   const int root = k % n;
   const bool inPlace = k % 3 == 0;
   const int kind = k % 5;
