@@ -73,7 +73,9 @@ CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t co
 // Queues the call in the open group, queues device buffers' work on the
 // stream, runs host buffers' now, or (non-blocking communicators) hands it
 // to the background thread.
-Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs args, const char* api,
+// The arguments come by reference: a copy passed by value is written field by
+// field and read back whole, a store-forwarding stall on every small call.
+Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs&& args, const char* api,
                 void* stream) {
   if (comm->finalized.load()) return InvalidUsage("the communicator was finalized");
   TUTTI_ASSIGN_OR_RETURN(args.onDevice, buffersOnDevice(c, args.input, args.output));

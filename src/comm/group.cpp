@@ -10,11 +10,10 @@ namespace tutti {
 
 namespace {
 
-struct GroupState {
-  int depth = 0;
-  GroupCalls calls;
-};
-thread_local GroupState tGroup;
+// The open groups' depth apart from their calls: a thread-local with a
+// constructor is reached through an init check, and every call asks the depth.
+thread_local int tGroupDepth = 0;
+thread_local GroupCalls tGroupCalls;
 
 }  // namespace
 
@@ -29,15 +28,15 @@ Status connectPlans(const std::vector<PlanToConnect>& plans) {
   return Status::Ok();
 }
 
-void groupStart() { ++tGroup.depth; }
+void groupStart() { ++tGroupDepth; }
 
-bool groupActive() { return tGroup.depth > 0; }
+bool groupActive() { return tGroupDepth > 0; }
 
 Result<std::shared_ptr<GroupCalls>> groupEnd() {
-  if (tGroup.depth == 0) return InvalidUsage("tuttiGroupEnd without a matching tuttiGroupStart");
-  if (--tGroup.depth > 0) return std::shared_ptr<GroupCalls>();
+  if (tGroupDepth == 0) return InvalidUsage("tuttiGroupEnd without a matching tuttiGroupStart");
+  if (--tGroupDepth > 0) return std::shared_ptr<GroupCalls>();
   auto calls = std::make_shared<GroupCalls>();
-  calls->swap(tGroup.calls);
+  calls->swap(tGroupCalls);
   return calls;
 }
 
@@ -65,7 +64,7 @@ Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms) {
 
 Status submit(Communicator* comm, const CollectiveArgs& args) {
   if (groupActive()) {
-    tGroup.calls.push_back({comm, args, {}});
+    tGroupCalls.push_back({comm, args, {}});
     return Status::Ok();
   }
   if (comm->config().checkCalls) TUTTI_RETURN_IF_ERROR(checkSameCall(comm, args));
