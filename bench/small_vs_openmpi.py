@@ -4,6 +4,7 @@ the median over passes of each library's time per call, their ratio, and
 whether tutti's bus bandwidth is at least Open MPI's."""
 import collections
 import glob
+import json
 import os
 import re
 import statistics
@@ -16,15 +17,13 @@ for path in glob.glob(os.path.join(raw, "ompi_*.txt")):
     for line in open(path):
         coll, size, us, _ = line.split()
         times[(coll, np, int(size))]["ompi"].append(float(us))
-for path in glob.glob(os.path.join(raw, "tutti_*.txt")):
-    np, coll = re.match(r"tutti_(\d+)_(\w+)_\d+\.txt", os.path.basename(path)).groups()
-    for line in open(path):
-        f = line.split()
-        if len(f) < 9 or not f[0].isdigit():
-            continue
-        # Out of place for all-reduce (as MPI's), in place for broadcast (MPI_Bcast is).
-        us = float(f[9] if coll == "broadcast" else f[5])
-        times[(coll, int(np), int(f[0]))]["tutti"].append(us)
+for path in glob.glob(os.path.join(raw, "tutti_*.json")):
+    np, coll = re.match(r"tutti_(\d+)_(\w+)_\d+\.json", os.path.basename(path)).groups()
+    # Out of place for all-reduce (as MPI's), in place for broadcast (MPI_Bcast is).
+    placement = "in-place" if coll == "broadcast" else "out-of-place"
+    for r in json.load(open(path))["results"]:
+        if r["placement"] == placement:
+            times[(coll, int(np), int(r["size"]))]["tutti"].append(float(r["time_us"]))
 
 print("# Small messages: tutti beside Open MPI (shared memory)\n")
 print(f"Command: `ITERS={iters} bench/small_vs_openmpi.sh` (Open MPI 4.1, `--mca pml ob1 --mca btl self,vader`;")
@@ -44,6 +43,6 @@ for coll in ("allreduce", "broadcast", "barrier"):
             if not t or not o:
                 continue
             mt, mo = statistics.median(t), statistics.median(o)
-            fmt = lambda v: " / ".join(f"{x:.2f}" for x in v)
-            print(f"| {key[2]} | {mt:.2f} ({fmt(t)}) | {mo:.2f} ({fmt(o)}) | {mt / mo:.2f}x |")
+            fmt = lambda v: " / ".join(f"{x:.3f}" for x in v)
+            print(f"| {key[2]} | {mt:.3f} ({fmt(t)}) | {mo:.3f} ({fmt(o)}) | {mt / mo:.2f}x |")
         print()

@@ -42,14 +42,14 @@ int main(int argc, char** argv) {
       MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     });
     if (out[count - 1] != n * (n + 1) / 2.0f) fprintf(stderr, "rank %d: wrong all-reduce result\n", me);
-    if (me == 0) printf("allreduce %zu %.2f %.3f\n", bytes, us, bytes / us / 1e3 * 2.0 * (n - 1) / n);
+    if (me == 0) printf("allreduce %zu %.3f %.3f\n", bytes, us, bytes / us / 1e3 * 2.0 * (n - 1) / n);
   }
   for (size_t bytes = 8; bytes <= maxBytes; bytes *= 2) {
     const double us = meanUs(warmup, iters, [&] { MPI_Bcast(in.data(), int(bytes / 4), MPI_FLOAT, 0, MPI_COMM_WORLD); });
-    if (me == 0) printf("broadcast %zu %.2f %.3f\n", bytes, us, bytes / us / 1e3);
+    if (me == 0) printf("broadcast %zu %.3f %.3f\n", bytes, us, bytes / us / 1e3);
   }
   const double us = meanUs(warmup, iters, [] { MPI_Barrier(MPI_COMM_WORLD); });
-  if (me == 0) printf("barrier 0 %.2f 0\n", us);
+  if (me == 0) printf("barrier 0 %.3f 0\n", us);
   MPI_Finalize();
   return 0;
 }
