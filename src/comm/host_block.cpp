@@ -27,15 +27,19 @@ std::string HostBlock::nameFor(int creatorPid, uint64_t commMagic) {
   return ShmSegment::nameFor(creatorPid, commMagic, 0, kBlockSegmentId);
 }
 
-// Header, then every rank's line, then the slot headers, then (from a page
-// boundary, so a slot's data starts a page) the slots' data.
+// Header, then every rank's line, then the slot headers, the small slots,
+// then (from a page boundary, so a slot's data starts a page) the slots' data.
 // (Headers start a 128-byte pair of lines, which cores fetch together.)
 size_t HostBlock::headersOffset(int nranks) {
   return roundUp(roundUp(sizeof(Header), 64) + sizeof(RankLine) * nranks, sizeof(SlotHeader));
 }
 
+size_t HostBlock::smallOffset(int nranks, HostBlockShape shape) {
+  return headersOffset(nranks) + sizeof(SlotHeader) * shape.depth * nranks;
+}
+
 size_t HostBlock::slotsOffset(int nranks, HostBlockShape shape) {
-  return roundUp(headersOffset(nranks) + sizeof(SlotHeader) * shape.depth * nranks, kPageBytes);
+  return roundUp(smallOffset(nranks, shape) + kSmallBytes * shape.depth * nranks, kPageBytes);
 }
 
 size_t HostBlock::layoutBytes(int nranks, HostBlockShape shape) {
@@ -47,6 +51,7 @@ void HostBlock::place() {
   header_ = reinterpret_cast<Header*>(base);
   lines_ = reinterpret_cast<RankLine*>(base + roundUp(sizeof(Header), 64));
   headers_ = reinterpret_cast<SlotHeader*>(base + headersOffset(nranks_));
+  small_ = base + smallOffset(nranks_, shape_);
   slots_ = base + slotsOffset(nranks_, shape_);
   bytes_ = layoutBytes(nranks_, shape_);
 }

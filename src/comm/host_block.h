@@ -3,11 +3,14 @@
 // is where a rank's chunk lands for the others to read where it lies) and a
 // `done` word; block call b uses slot b % depth of every rank. A slot's
 // header is two cache lines: the call number, the call's tag and a chunk of
-// up to kInlineBytes, so an 8-byte call moves one line per rank; larger
-// chunks lie in the slots' data, `dataDepth` of them a rank. The
-// headers of one call's slots lie side by side, apart from the slots' data:
-// every process faults in each page it touches (dear in a VM), and this way
-// 64 ranks' small calls touch 32 pages, not 1,024. Waiters spin, then sleep
+// up to kInlineBytes, so an 8-byte call moves one line per rank. Chunks up
+// to kSmallBytes lie in small slots as deep as the headers, larger ones in
+// the slots' data, `dataDepth` of them a rank (a root runs as far ahead of
+// its readers as its chunk's ring is deep: with 16, a 4-rank 128-byte
+// broadcast on 2 cores took twice the time of a 64-byte one). The headers
+// and the small slots of one call lie side by side, apart from the slots'
+// data: every process faults in each page it touches (dear in a VM), and
+// this way 64 ranks' small calls touch 32 pages, not 1,024. Waiters spin, then sleep
 // on a futex of the rank they wait for, which it wakes only when someone
 // sleeps.
 #pragma once
@@ -34,6 +37,7 @@ class HostBlock {
   static constexpr int kDoneEvery = 8;
 
   static constexpr size_t kInlineBytes = 112;  // a 64-byte chunk still fits
+  static constexpr size_t kSmallBytes = 1024;
   struct SlotHeader {
     alignas(128) std::atomic<uint64_t> call;  // the block call whose chunk the slot holds
     uint64_t tag;                            // that call's signature, hashed (written before `call`)
@@ -55,16 +59,19 @@ class HostBlock {
   size_t bytes() const { return bytes_; }
   // What one rank's slots and line take of it.
   size_t bytesPerRank() const {
-    return sizeof(SlotHeader) * shape_.depth + shape_.slotBytes * shape_.dataDepth + sizeof(RankLine);
+    return (sizeof(SlotHeader) + kSmallBytes) * shape_.depth + shape_.slotBytes * shape_.dataDepth + sizeof(RankLine);
   }
-  // How many calls a rank may run ahead of its slowest reader with a chunk this long.
-  uint64_t reach(size_t chunkBytes) const { return chunkBytes <= kInlineBytes ? shape_.depth : shape_.dataDepth; }
+  // How many calls a rank may run ahead of its slowest reader with a chunk
+  // this long: its ring's depth. (Rings of one depth or another, a slot was
+  // last used depth calls ago or earlier, whatever the calls between.)
+  uint64_t reach(size_t chunkBytes) const { return chunkBytes <= kSmallBytes ? shape_.depth : shape_.dataDepth; }
   SlotHeader& slot(int rank, uint64_t call) const {
     return headers_[(call & (shape_.depth - 1)) * static_cast<size_t>(nranks_) + rank];
   }
   // Where `rank`'s chunk of `call` lies, `chunkBytes` long.
   char* data(int rank, uint64_t call, size_t chunkBytes) const {
     if (chunkBytes <= kInlineBytes) return slot(rank, call).chunk;
+    if (chunkBytes <= kSmallBytes) return small_ + ((call & (shape_.depth - 1)) * nranks_ + rank) * kSmallBytes;
     return slots_ + (static_cast<size_t>(rank) * shape_.dataDepth + (call & (shape_.dataDepth - 1))) * shape_.slotBytes;
   }
   // Asks for the first lines of `rank`'s slot for `call` (a chunk of
@@ -132,6 +139,7 @@ class HostBlock {
   }
   HostBlock(int nranks, HostBlockShape shape);
   static size_t headersOffset(int nranks);
+  static size_t smallOffset(int nranks, HostBlockShape shape);
   static size_t slotsOffset(int nranks, HostBlockShape shape);
   static size_t layoutBytes(int nranks, HostBlockShape shape);
   void place();
@@ -145,6 +153,7 @@ class HostBlock {
   Header* header_ = nullptr;
   RankLine* lines_ = nullptr;
   SlotHeader* headers_ = nullptr;  // depth x nranks, call-major
+  char* small_ = nullptr;          // depth x nranks small slots, call-major
   char* slots_ = nullptr;          // nranks x dataDepth slots' data, page-aligned
 };
 
