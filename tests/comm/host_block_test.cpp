@@ -8,11 +8,21 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
 namespace tutti {
 namespace {
+
+// A block of n ranks as hostBlockShape shapes it, its name already gone.
+std::unique_ptr<HostBlock> makeBlock(int n, uint64_t magic) {
+  auto block = HostBlock::create(HostBlock::nameFor(getpid(), magic), n, hostBlockShape(n));
+  EXPECT_TRUE(block.ok()) << block.status().message();
+  if (!block.ok()) return nullptr;
+  (*block)->unlink();
+  return std::move(*block);
+}
 
 // A 4-rank 128-byte broadcast on 2 cores took twice a 64-byte one's time
 // while chunks past a header's inline bytes had a ring of 16: they now run
@@ -20,10 +30,9 @@ namespace {
 TEST(HostBlock, ChunksUpToASmallSlotRunAsFarAheadAsInlineOnes) {
   for (int n : {2, 4, 64}) {
     const HostBlockShape shape = hostBlockShape(n);
-    auto block = HostBlock::create(HostBlock::nameFor(getpid(), 0x7e57b10c00ull + n), n, shape);
-    ASSERT_TRUE(block.ok()) << block.status().message();
-    (*block)->unlink();
-    const HostBlock& b = **block;
+    const std::unique_ptr<HostBlock> block = makeBlock(n, 0x7e57b10c00ull + n);
+    ASSERT_TRUE(block);
+    const HostBlock& b = *block;
     EXPECT_EQ(b.reach(8), static_cast<uint64_t>(shape.depth)) << n;
     EXPECT_EQ(b.reach(HostBlock::kInlineBytes + 1), static_cast<uint64_t>(shape.depth)) << n;
     EXPECT_EQ(b.reach(HostBlock::kSmallBytes), static_cast<uint64_t>(shape.depth)) << n;
@@ -35,10 +44,9 @@ TEST(HostBlock, ChunksUpToASmallSlotRunAsFarAheadAsInlineOnes) {
 TEST(HostBlock, ChunksLiveAtOnceNeverShareAByte) {
   for (int n : {2, 3, 64}) {
     const HostBlockShape shape = hostBlockShape(n);
-    auto block = HostBlock::create(HostBlock::nameFor(getpid(), 0x7e57b10d00ull + n), n, shape);
-    ASSERT_TRUE(block.ok()) << block.status().message();
-    (*block)->unlink();
-    const HostBlock& b = **block;
+    const std::unique_ptr<HostBlock> block = makeBlock(n, 0x7e57b10d00ull + n);
+    ASSERT_TRUE(block);
+    const HostBlock& b = *block;
     // Every rank's chunk of every call a ring holds at once (a window of
     // reach calls, from an arbitrary call on), for a chunk of each ring.
     std::vector<std::pair<const char*, const char*>> chunks;
@@ -58,9 +66,10 @@ TEST(HostBlock, ChunksLiveAtOnceNeverShareAByte) {
       for (int r = 0; r < n; ++r) {
         const char* header = reinterpret_cast<const char*>(&b.slot(r, call));
         const char* inlineChunk = b.data(r, call, 8);
-        for (const auto& c : chunks)
-          if (c.first != inlineChunk)
-            ASSERT_TRUE(header + sizeof(HostBlock::SlotHeader) <= c.first || c.second <= header) << n << " ranks";
+        for (const auto& c : chunks) {
+          if (c.first == inlineChunk) continue;
+          ASSERT_TRUE(header + sizeof(HostBlock::SlotHeader) <= c.first || c.second <= header) << n << " ranks";
+        }
       }
   }
 }
