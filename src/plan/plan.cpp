@@ -35,11 +35,12 @@ const char* stepKindName(StepKind k) {
   return "?";
 }
 
-// Headers up to 256 deep while they take at most 64 KiB (16 pages every
-// process faults in); 32 KiB slots up to 32 ranks, their data 16 deep (each
-// slot's first use faults a page in every process that reads it: deeper
-// cost 2 us a call over the first thousands of calls), 16 MiB at most in
-// all (4 KiB slots at 256 ranks).
+// Headers (and the host block's small slots with them) up to 256 deep while
+// the headers take at most 64 KiB (16 pages every process faults in); 64 KiB
+// slots up to 16 ranks, so a 64 KiB call stays one-shot, their data 16 deep
+// (each slot's first use faults a page in every process that reads it:
+// deeper cost 2 us a call over the first thousands of calls), 16 MiB of
+// data at most in all (32 KiB slots at 32 ranks, 4 KiB at 256).
 HostBlockShape hostBlockShape(int nranks) {
   constexpr int kMinDepth = 16, kMaxDepth = 256;
   constexpr size_t kHeaderBudget = 64 << 10;
