@@ -81,7 +81,9 @@ class Communicator final : public Links {
   // Whether the host block takes the call: the cost model chose one-shot
   // and it fits a slot (host calls made one at a time, not grouped).
   bool onHostBlock(const CollectiveArgs& a) {
-    return small_ && small_->takes(a, planner_.choose({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}).algorithm);
+    return small_ && small_->takes(a, [&] {
+             return planner_.choose({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}).algorithm;
+           });
   }
   // Runs such a call there: numbers it, and nothing else; the block
   // publishes its progress.

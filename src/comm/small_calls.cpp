@@ -21,15 +21,9 @@ constexpr int kSleepUs = 200;  // a first sleep's limit: bounds a missed wake-up
 constexpr int kMaxSleepUs = 2000;  // a long wait's, so ranks asleep by the dozen seldom wake for nothing
 constexpr int64_t kCheckEveryNs = 1000000;
 
-bool oneShotCollective(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kBroadcast ||
-         c == Collective::kAllGather || c == Collective::kReduceScatter;
-}
-
 }  // namespace
 
-bool SmallCalls::takes(const CollectiveArgs& a, Algorithm algorithm) const {
-  if (a.onDevice || a.internal || algorithm != Algorithm::kOneShot || !oneShotCollective(a.collective)) return false;
+bool SmallCalls::fits(const CollectiveArgs& a) const {
   const size_t ranks = a.collective == Collective::kReduceScatter ? pids_.size() : 1;
   return a.count * dtypeSize(a.dtype) * ranks <= block_->slotBytes();
 }

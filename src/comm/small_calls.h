@@ -12,6 +12,7 @@
 // naming both calls, a dead host-mate is named, and tuttiCommAbort ends it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,10 +41,21 @@ class SmallCalls {
         operands_(pids_.size()) {}
 
   HostBlock& block() { return *block_; }
-  // Whether the call, for which the cost model chose `algorithm`, runs
-  // here: a host call of tutti's user, each rank's input (reduce-scatter's
-  // whole input) within a slot.
-  bool takes(const CollectiveArgs& args, Algorithm algorithm) const;
+  // Whether the call runs here: a host call of tutti's user for which the
+  // cost model (`chosen()`, the algorithm) picks one-shot, each rank's input
+  // (reduce-scatter's whole input) within a slot. The last answer is kept
+  // by the call's kind and size: a loop of one call asks the same, and the
+  // model's answer never changes.
+  template <class Chosen>
+  bool takes(const CollectiveArgs& a, Chosen&& chosen) {
+    if (a.onDevice || a.internal || !oneShotCollective(a.collective) || !fits(a)) return false;
+    const uint64_t key = static_cast<uint64_t>(a.count * dtypeSize(a.dtype)) << 8 | static_cast<uint64_t>(a.collective) << 1;
+    const uint64_t memo = lastTaken_.load(std::memory_order_relaxed);
+    if ((memo & ~uint64_t{1}) == key) return memo & 1;
+    const bool taken = chosen() == Algorithm::kOneShot;
+    lastTaken_.store(key | (taken ? 1 : 0), std::memory_order_relaxed);
+    return taken;
+  }
   // Runs the call under call number `sequence` (alike on every rank); it is
   // entered into the progress record and the flight recorder once this
   // rank's chunk is out. The lean path: a small call's latency is its
@@ -65,6 +77,11 @@ class SmallCalls {
     int64_t startNs = 0;  // when the first wait went slow
     double nextMatchCheck = 0;
   };
+  static bool oneShotCollective(Collective c) {
+    return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kBroadcast ||
+           c == Collective::kAllGather || c == Collective::kReduceScatter;
+  }
+  bool fits(const CollectiveArgs& a) const;
   Status runCall(Call& call);
   // Publishes this rank's chunk for `call` once every reader is done with
   // the slot's previous call.
@@ -98,6 +115,9 @@ class SmallCalls {
   Context context_;
   uint64_t calls_ = 0;
   uint64_t everyoneDone_ = 0;  // the least `done` of any rank, as last read
+  // takes()'s last answer: the call's bytes (a slot's at most) << 8 | its kind << 1 | taken.
+  // Atomic: a non-blocking communicator's thread may ask beside the user's.
+  std::atomic<uint64_t> lastTaken_{~uint64_t{0}};
   std::vector<const void*> operands_;  // a call's chunks, one a rank
 };
 
