@@ -10,9 +10,9 @@
 // broadcast on 2 cores took twice the time of a 64-byte one). The headers
 // and the small slots of one call lie side by side, apart from the slots'
 // data: every process faults in each page it touches (dear in a VM), and
-// this way 64 ranks' small calls touch 32 pages, not 1,024. Waiters spin, then sleep
-// on a futex of the rank they wait for, which it wakes only when someone
-// sleeps.
+// this way 64 ranks' small calls touch 32 pages, not 1,024. Waiters spin,
+// then sleep on a futex of the rank they wait for, which it wakes only when
+// someone sleeps.
 #pragma once
 
 #include <algorithm>
@@ -37,7 +37,7 @@ class HostBlock {
   static constexpr int kDoneEvery = 8;
 
   static constexpr size_t kInlineBytes = 112;  // a 64-byte chunk still fits
-  static constexpr size_t kSmallBytes = 1024;
+  static constexpr size_t kSmallBytes = 1024;  // a small slot: 1 KiB x depth x ranks in all
   struct SlotHeader {
     alignas(128) std::atomic<uint64_t> call;  // the block call whose chunk the slot holds
     uint64_t tag;                            // that call's signature, hashed (written before `call`)

@@ -28,11 +28,11 @@ class AlgoFilter {
   uint8_t allowed_[kNumCollectives];  // bit per Algorithm
 };
 
-// What one kind of link costs (microseconds, GB/s per direction).
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at
 // 64 KiB): the host block's copies.
 constexpr double kOneCoreCopyGBs = 20.0;
 
+// What one kind of link costs (microseconds, GB/s per direction).
 struct LinkCost {
   double latencyUs;      // one hop for the first byte, wake-up included
   double chunkOverheadUs;  // per chunk per step: syscalls, flags, bookkeeping

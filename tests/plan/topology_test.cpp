@@ -330,7 +330,9 @@ TEST(HostBlockShape, DeepWhileFewRanksWithinItsBudgets) {
     EXPECT_EQ(s.dataDepth, 16) << n;
     EXPECT_GE(s.depth, s.dataDepth) << n;
     EXPECT_EQ(s.depth & (s.depth - 1), 0) << n;
-    if (s.depth > 16) EXPECT_LE(s.depth * static_cast<size_t>(n) * kHostBlockHeaderBytes, size_t{64} << 10) << n;
+    if (s.depth > 16) {
+      EXPECT_LE(s.depth * static_cast<size_t>(n) * kHostBlockHeaderBytes, size_t{64} << 10) << n;
+    }
     EXPECT_LE(s.slotBytes * s.dataDepth * n, size_t{16} << 20) << n;
   }
 }
