@@ -93,7 +93,18 @@ class RankRunner {
     int root;
   };
   Call prepare(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace) const;
-  tuttiResult_t issue(const Call& c);
+  // Issues `c` as collective C.
+  template <Coll C>
+  tuttiResult_t issueAs(const Call& c);
+  // Calls loop(issue), where issue() issues `c` once. The choice of the
+  // collective is made here, outside a timed loop, so that the loop calls
+  // tutti straight, as a peer's benchmark calls its library
+  // (bench/peers/mpi_small.cpp): a switch inside cost 40 instructions a call.
+  template <class Loop>
+  int withIssuer(const Call& c, Loop&& loop);
+  tuttiResult_t issue(const Call& c) {
+    return static_cast<tuttiResult_t>(withIssuer(c, [](auto once) { return static_cast<int>(once()); }));
+  }
   void fillInputs(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
   long long countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
   const void* sendPtr(size_t count, size_t es, bool inPlace) const;
@@ -158,36 +169,46 @@ RankRunner::Call RankRunner::prepare(tuttiDataType_t t, tuttiRedOp_t op, size_t 
           a_.root % n_};
 }
 
-tuttiResult_t RankRunner::issue(const Call& c) {
+template <Coll C>
+tuttiResult_t RankRunner::issueAs(const Call& c) {
   const void* s = c.send;
   void* r = c.recv;
   void* stream = c.stream;
   const size_t count = c.count, es = c.elementBytes;
   const tuttiDataType_t t = c.type;
-  const tuttiRedOp_t op = c.op;
-  const int root = c.root;
+  if constexpr (C == Coll::kAllReduce) return tuttiAllReduce(s, r, count, t, c.op, comm_, stream);
+  if constexpr (C == Coll::kAllGather) return tuttiAllGather(s, r, count, t, comm_, stream);
+  if constexpr (C == Coll::kBroadcast) return tuttiBroadcast(s, r, count, t, c.root, comm_, stream);
+  if constexpr (C == Coll::kReduce) return tuttiReduce(s, r, count, t, c.op, c.root, comm_, stream);
+  if constexpr (C == Coll::kReduceScatter) return tuttiReduceScatter(s, r, count, t, c.op, comm_, stream);
+  if constexpr (C == Coll::kSendRecv) {
+    tuttiGroupStart();
+    tuttiSend(s, count, t, (rank_ + 1) % n_, comm_, stream);
+    tuttiRecv(r, count, t, (rank_ - 1 + n_) % n_, comm_, stream);
+    return tuttiGroupEnd();
+  }
+  if constexpr (C == Coll::kAllToAll) {
+    tuttiGroupStart();
+    for (int p = 0; p < n_; ++p) {
+      tuttiSend(static_cast<const char*>(s) + p * count * es, count, t, p, comm_, stream);
+      tuttiRecv(static_cast<char*>(r) + p * count * es, count, t, p, comm_, stream);
+    }
+    return tuttiGroupEnd();
+  }
+  if constexpr (C == Coll::kBarrier) return tuttiBarrier(comm_, stream);
+}
+
+template <class Loop>
+int RankRunner::withIssuer(const Call& c, Loop&& loop) {
   switch (coll_) {
-    case Coll::kAllReduce: return tuttiAllReduce(s, r, count, t, op, comm_, stream);
-    case Coll::kAllGather: return tuttiAllGather(s, r, count, t, comm_, stream);
-    case Coll::kBroadcast: return tuttiBroadcast(s, r, count, t, root, comm_, stream);
-    case Coll::kReduce: return tuttiReduce(s, r, count, t, op, root, comm_, stream);
-    case Coll::kReduceScatter: return tuttiReduceScatter(s, r, count, t, op, comm_, stream);
-    case Coll::kSendRecv: {
-      tuttiGroupStart();
-      tuttiSend(s, count, t, (rank_ + 1) % n_, comm_, stream);
-      tuttiRecv(r, count, t, (rank_ - 1 + n_) % n_, comm_, stream);
-      return tuttiGroupEnd();
-    }
-    case Coll::kAllToAll: {
-      tuttiGroupStart();
-      for (int p = 0; p < n_; ++p) {
-        tuttiSend(static_cast<const char*>(s) + p * count * es, count, t, p, comm_, stream);
-        tuttiRecv(static_cast<char*>(r) + p * count * es, count, t, p, comm_, stream);
-      }
-      return tuttiGroupEnd();
-    }
-    case Coll::kBarrier:
-      return tuttiBarrier(comm_, stream);
+    case Coll::kAllReduce: return loop([&] { return issueAs<Coll::kAllReduce>(c); });
+    case Coll::kAllGather: return loop([&] { return issueAs<Coll::kAllGather>(c); });
+    case Coll::kBroadcast: return loop([&] { return issueAs<Coll::kBroadcast>(c); });
+    case Coll::kReduce: return loop([&] { return issueAs<Coll::kReduce>(c); });
+    case Coll::kReduceScatter: return loop([&] { return issueAs<Coll::kReduceScatter>(c); });
+    case Coll::kSendRecv: return loop([&] { return issueAs<Coll::kSendRecv>(c); });
+    case Coll::kAllToAll: return loop([&] { return issueAs<Coll::kAllToAll>(c); });
+    case Coll::kBarrier: return loop([&] { return issueAs<Coll::kBarrier>(c); });
   }
   return tuttiInternalError;
 }
@@ -245,13 +266,19 @@ int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool i
   tuttiComm_t comm = comm_;
   fillInputs(t, op, count, inPlace);
   const Call call = prepare(t, op, count, inPlace);
-  for (int i = 0; i < a_.warmup; ++i) PERF_CHECK(issue(call));
-  std::string failed = synchronize();
-  PERF_CHECK(tuttiBarrier(comm, nullptr));
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < a_.iters; ++i) PERF_CHECK(issue(call));
-  if (failed.empty()) failed = synchronize();  // device calls: timed until the stream is done
-  auto t1 = std::chrono::steady_clock::now();
+  std::string failed;
+  std::chrono::steady_clock::time_point t0, t1;
+  const int loopFailed = withIssuer(call, [&](auto issueOnce) {
+    for (int i = 0; i < a_.warmup; ++i) PERF_CHECK(issueOnce());
+    failed = synchronize();
+    PERF_CHECK(tuttiBarrier(comm, nullptr));
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < a_.iters; ++i) PERF_CHECK(issueOnce());
+    if (failed.empty()) failed = synchronize();  // device calls: timed until the stream is done
+    t1 = std::chrono::steady_clock::now();
+    return 0;
+  });
+  if (loopFailed) return 1;
   if (!failed.empty()) {
     fprintf(stderr, "tutti-perf: rank %d: stream failed: %s\n", rank_, failed.c_str());
     return 1;

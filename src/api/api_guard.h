@@ -24,7 +24,7 @@ tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st);
 
 template <typename Body>
 tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
-  if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, api, st);
+  if (!isHandle(comm)) return report(nullptr, api, checkHandle(comm));
   if (!comm->ready.load(std::memory_order_acquire)) {
     if (comm->initResult.load() != tuttiSuccess)
       return report(nullptr, api, InvalidUsage("the communicator's init failed (see its error)"));

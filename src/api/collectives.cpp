@@ -13,48 +13,87 @@ using namespace tutti;
 
 namespace {
 
-// Validates what every data call shares; a buffer holds `sendFactor` (or
-// `recvFactor`) times `count` elements (nranks for gathered buffers). No
+// The checks are cheap tests inlined into every entry point; their messages
+// are built apart, and only for a failure: a small call's time is its
+// bookkeeping's.
+
+// What is wrong with a call's buffers and count. A buffer holds `sendFactor`
+// (or `recvFactor`) times `count` elements (nranks for gathered buffers). No
 // buffer may exceed PTRDIFF_MAX bytes (pointer differences inside it must be
 // defined) nor run past the end of the address space.
-Status checkData(const void* send, const void* recv, size_t count, const char* countName,
-                 int dtype, bool needSend, bool needRecv, size_t sendFactor, size_t recvFactor) {
-  if (!validDataType(dtype))
-    return InvalidArgument("invalid datatype " + std::to_string(dtype) + " (valid: 0.." +
-                           std::to_string(kNumDataTypes - 1) + ")");
-  const size_t es = dtypeSize(static_cast<DataType>(dtype));
-  const size_t factor = sendFactor > recvFactor ? sendFactor : recvFactor;
-  const size_t limit = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
-  if (count > limit / es / factor)
-    return InvalidArgument(std::string(countName) + " " + std::to_string(count) +
-                           (factor > 1 ? " x " + std::to_string(factor) + " ranks" : "") + " x " +
-                           std::to_string(es) + "-byte elements exceeds PTRDIFF_MAX bytes");
-  if (count > 0 && needSend && !send) return InvalidArgument("sendbuff is NULL with count > 0");
-  if (count > 0 && needRecv && !recv) return InvalidArgument("recvbuff is NULL with count > 0");
-  auto wraps = [](const void* p, size_t bytes) {
-    return p && reinterpret_cast<uintptr_t>(p) > std::numeric_limits<uintptr_t>::max() - bytes;
-  };
-  if (needSend && wraps(send, count * es * sendFactor))
-    return InvalidArgument("sendbuff + " + std::string(countName) + " " + std::to_string(count) +
-                           " elements runs past the end of the address space");
-  if (needRecv && wraps(recv, count * es * recvFactor))
-    return InvalidArgument("recvbuff + " + std::string(countName) + " " + std::to_string(count) +
-                           " elements runs past the end of the address space");
+enum class DataFault { kNone, kDataType, kTooLarge, kNullSend, kNullRecv, kSendWraps, kRecvWraps };
+
+struct DataCheck {
+  const void* send;
+  const void* recv;
+  size_t count;
+  const char* countName;
+  int dtype;
+  bool needSend, needRecv;
+  size_t sendFactor, recvFactor;
+
+  DataFault fault() const {
+    if (!validDataType(dtype)) return DataFault::kDataType;
+    const size_t es = dtypeSize(static_cast<DataType>(dtype));
+    const size_t limit = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max());
+    if (count > limit / es / factor()) return DataFault::kTooLarge;
+    if (count > 0 && needSend && !send) return DataFault::kNullSend;
+    if (count > 0 && needRecv && !recv) return DataFault::kNullRecv;
+    auto wraps = [](const void* p, size_t bytes) {
+      return p && reinterpret_cast<uintptr_t>(p) > std::numeric_limits<uintptr_t>::max() - bytes;
+    };
+    if (needSend && wraps(send, count * es * sendFactor)) return DataFault::kSendWraps;
+    if (needRecv && wraps(recv, count * es * recvFactor)) return DataFault::kRecvWraps;
+    return DataFault::kNone;
+  }
+  size_t factor() const { return sendFactor > recvFactor ? sendFactor : recvFactor; }
+};
+
+[[gnu::cold, gnu::noinline]] Status describe(const DataCheck& d, DataFault fault) {
+  const std::string count = std::string(d.countName) + " " + std::to_string(d.count);
+  switch (fault) {
+    case DataFault::kNone:
+      break;
+    case DataFault::kDataType:
+      return InvalidArgument("invalid datatype " + std::to_string(d.dtype) + " (valid: 0.." +
+                             std::to_string(kNumDataTypes - 1) + ")");
+    case DataFault::kTooLarge:
+      return InvalidArgument(count + (d.factor() > 1 ? " x " + std::to_string(d.factor()) + " ranks" : "") + " x " +
+                             std::to_string(dtypeSize(static_cast<DataType>(d.dtype))) +
+                             "-byte elements exceeds PTRDIFF_MAX bytes");
+    case DataFault::kNullSend:
+      return InvalidArgument("sendbuff is NULL with count > 0");
+    case DataFault::kNullRecv:
+      return InvalidArgument("recvbuff is NULL with count > 0");
+    case DataFault::kSendWraps:
+    case DataFault::kRecvWraps:
+      return InvalidArgument(std::string(fault == DataFault::kSendWraps ? "sendbuff" : "recvbuff") + " + " + count +
+                             " elements runs past the end of the address space");
+  }
   return Status::Ok();
 }
 
-Status checkOp(int op) {
-  if (!validRedOp(op))
-    return InvalidArgument("invalid reduction op " + std::to_string(op) + " (valid: 0.." +
-                           std::to_string(kNumRedOps - 1) + ")");
-  return Status::Ok();
+inline Status checkData(const void* send, const void* recv, size_t count, const char* countName, int dtype,
+                        bool needSend, bool needRecv, size_t sendFactor, size_t recvFactor) {
+  const DataCheck d{send, recv, count, countName, dtype, needSend, needRecv, sendFactor, recvFactor};
+  const DataFault fault = d.fault();
+  return fault == DataFault::kNone ? Status::Ok() : describe(d, fault);
 }
 
-Status checkRank(const Communicator& c, int r, const char* what) {
-  if (r < 0 || r >= c.size())
-    return InvalidArgument(std::string(what) + " " + std::to_string(r) + " is out of range [0, " +
-                           std::to_string(c.size()) + ")");
-  return Status::Ok();
+[[gnu::cold, gnu::noinline]] Status opError(int op) {
+  return InvalidArgument("invalid reduction op " + std::to_string(op) + " (valid: 0.." +
+                         std::to_string(kNumRedOps - 1) + ")");
+}
+
+inline Status checkOp(int op) { return validRedOp(op) ? Status::Ok() : opError(op); }
+
+[[gnu::cold, gnu::noinline]] Status rankError(const Communicator& c, int r, const char* what) {
+  return InvalidArgument(std::string(what) + " " + std::to_string(r) + " is out of range [0, " +
+                         std::to_string(c.size()) + ")");
+}
+
+inline Status checkRank(const Communicator& c, int r, const char* what) {
+  return r >= 0 && r < c.size() ? Status::Ok() : rankError(c, r, what);
 }
 
 CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t count, int dtype,
@@ -78,7 +117,7 @@ CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t co
 Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs&& args, const char* api,
                 void* stream) {
   if (comm->finalized.load()) return InvalidUsage("the communicator was finalized");
-  TUTTI_ASSIGN_OR_RETURN(args.onDevice, buffersOnDevice(c, args.input, args.output));
+  TUTTI_RETURN_IF_ERROR(buffersOnDevice(c, args.input, args.output, &args.onDevice));
   args.stream = stream;
   if (groupActive()) return submit(&c, args);
   if (args.onDevice) {

@@ -12,14 +12,14 @@ std::string whereIs(const PointerInfo& p) {
 
 }  // namespace
 
-Result<bool> buffersOnDevice(const Communicator& comm, const void* sendbuff, const void* recvbuff) {
-  DeviceRuntime& rt = deviceRuntime();
+Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const void* sendbuff,
+                           const void* recvbuff, bool* onDevice) {
   PointerInfo send = rt.pointerInfo(sendbuff), recv = rt.pointerInfo(recvbuff);
   if (sendbuff && recvbuff && send.onDevice != recv.onDevice)
     return InvalidArgument("sendbuff is " + whereIs(send) + " but recvbuff is " + whereIs(recv) +
                            ": a call's buffers must all be device memory or all host memory");
-  const bool onDevice = send.onDevice || recv.onDevice;
-  if (!onDevice) return false;
+  *onDevice = send.onDevice || recv.onDevice;
+  if (!*onDevice) return Status::Ok();
   const PointerInfo& p = send.onDevice ? send : recv;
   const char* which = send.onDevice ? "sendbuff" : "recvbuff";
   if (comm.device() < 0)
@@ -30,7 +30,7 @@ Result<bool> buffersOnDevice(const Communicator& comm, const void* sendbuff, con
     if (q->onDevice && q->device != comm.device())
       return InvalidUsage(std::string(q == &send ? "sendbuff" : "recvbuff") + " is " + whereIs(*q) +
                           " but the communicator serves device " + std::to_string(comm.device()));
-  return true;
+  return Status::Ok();
 }
 
 Status enqueueDeviceCalls(std::vector<StreamBatch>& batches, const char* api) {

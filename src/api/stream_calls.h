@@ -6,13 +6,22 @@
 
 #include "src/api/comm_handle.h"
 #include "src/comm/stream_gates.h"
+#include "src/device/device_runtime.h"
 
 namespace tutti {
 
-// Where the call's buffers live: false for host memory, true for the
-// communicator's device. Mixed kinds, another device than the
+// Where the call's buffers live (`onDevice`): false for host memory, true
+// for the communicator's device. Mixed kinds, another device than the
 // communicator's, or a host-only communicator are refused, naming the buffer.
-Result<bool> buffersOnDevice(const Communicator& comm, const void* sendbuff, const void* recvbuff);
+Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const void* sendbuff,
+                           const void* recvbuff, bool* onDevice);
+inline Status buffersOnDevice(const Communicator& comm, const void* sendbuff, const void* recvbuff,
+                              bool* onDevice) {
+  DeviceRuntime& rt = deviceRuntime();
+  if (rt.hasDeviceMemory()) return askWhereBuffersLive(rt, comm, sendbuff, recvbuff, onDevice);
+  *onDevice = false;
+  return Status::Ok();
+}
 
 // Queues the device calls of each communicator (one batch each) on their
 // streams, on src/comm/stream_gates.h's terms; `api` names the call in errors.

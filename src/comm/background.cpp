@@ -15,8 +15,8 @@ void Background::post(std::function<void()> task) {
   });
 }
 
-void Background::drain() {
-  if (worker_ && !worker_->onWorkerThread()) worker_->drain();
+void Background::drainStarted() {
+  if (!worker_->onWorkerThread()) worker_->drain();
 }
 
 }  // namespace tutti

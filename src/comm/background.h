@@ -29,12 +29,18 @@ class Background {
   bool busy() const { return pending_.load() > 0; }
 
   // Waits for everything queued so far; at once from the thread itself.
-  void drain();
+  // Inline: a blocking communicator's host calls ask it every time, and
+  // most never started the thread.
+  void drain() {
+    if (worker_) drainStarted();
+  }
   // Runs what is queued (an aborted communicator's calls fail at once), then
   // ends the thread.
   void stop() { worker_.reset(); }
 
  private:
+  void drainStarted();
+
   std::atomic<int> pending_{0};  // before worker_: its last tasks settle here
   std::unique_ptr<SerialWorker> worker_;
 };

@@ -304,12 +304,10 @@ static void traceCall(const CollectiveArgs& a, uint64_t sequence) {
               static_cast<unsigned long long>(sequence), a.count, dtypeName(a.dtype), redOpName(a.op), a.root);
 }
 
-Status Communicator::runOnHostBlock(const CollectiveArgs& a) {
-  ++sequence_;
+void Communicator::logHostBlockCall(const CollectiveArgs& a) const {
   TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of host memory: oneshot on the host block", collectiveName(a.collective),
              static_cast<unsigned long long>(sequence_), callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_));
   traceCall(a, sequence_);
-  return small_->run(a, sequence_);
 }
 
 Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {

@@ -19,6 +19,7 @@
 #include "src/comm/small_calls.h"
 #include "src/common/call_record.h"
 #include "src/common/host_buffer.h"
+#include "src/common/log.h"
 #include "src/exec/executor.h"
 #include "src/plan/call_planner.h"
 #include "src/topo/topology.h"
@@ -86,8 +87,13 @@ class Communicator final : public Links {
            });
   }
   // Runs such a call there: numbers it, and nothing else; the block
-  // publishes its progress.
-  Status runOnHostBlock(const CollectiveArgs& a);
+  // publishes its progress. Inline, the log lines apart: this is every
+  // small call's way.
+  Status runOnHostBlock(const CollectiveArgs& a) {
+    ++sequence_;
+    if (log_detail::enabled(LogLevel::kInfo, kSubsysTuning | kSubsysColl)) logHostBlockCall(a);
+    return small_->run(a, sequence_);
+  }
   ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
 
   // Device calls. Whether the connections and device scratch the calls
@@ -156,6 +162,7 @@ class Communicator final : public Links {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
+  void logHostBlockCall(const CollectiveArgs& a) const;
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;
   HostBuffer scratch_;  // partial sums a call keeps off its output (scratchBytes)

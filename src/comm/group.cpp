@@ -10,12 +10,13 @@ namespace tutti {
 
 namespace {
 
-// The open groups' depth apart from their calls: a thread-local with a
-// constructor is reached through an init check, and every call asks the depth.
-thread_local int tGroupDepth = 0;
 thread_local GroupCalls tGroupCalls;
 
 }  // namespace
+
+// Apart from the calls: a thread-local with a constructor is reached
+// through an init check, and every call asks the depth.
+thread_local int tGroupDepth = 0;
 
 Status connectPlans(const std::vector<PlanToConnect>& plans) {
   std::map<Communicator*, Connector> connectors;
@@ -29,8 +30,6 @@ Status connectPlans(const std::vector<PlanToConnect>& plans) {
 }
 
 void groupStart() { ++tGroupDepth; }
-
-bool groupActive() { return tGroupDepth > 0; }
 
 Result<std::shared_ptr<GroupCalls>> groupEnd() {
   if (tGroupDepth == 0) return InvalidUsage("tuttiGroupEnd without a matching tuttiGroupStart");
@@ -71,8 +70,7 @@ Status submit(Communicator* comm, const CollectiveArgs& args) {
   return runNow(comm, args);
 }
 
-Status runNow(Communicator* comm, const CollectiveArgs& args) {
-  if (comm->onHostBlock(args)) return comm->runOnHostBlock(args);
+Status runPlanned(Communicator* comm, const CollectiveArgs& args) {
   Work work;
   TUTTI_RETURN_IF_ERROR(comm->prepare(args, comm->scratchPlan(), &work));
   // Connections are made on first use only: steady-state calls allocate nothing.

@@ -25,7 +25,9 @@ Result<std::shared_ptr<GroupCalls>> groupEnd();
 // Runs calls together. `failedComms` receives the communicators whose calls
 // failed (to record the error on).
 Status runGroup(GroupCalls& calls, std::vector<Communicator*>* failedComms);
-bool groupActive();
+// The calling thread's open groups, nested (inline: every call asks).
+extern thread_local int tGroupDepth;
+inline bool groupActive() { return tGroupDepth > 0; }
 
 // Connects what the plans need and is not connected yet, across all
 // communicators: each phase runs on every communicator before the next
@@ -37,8 +39,12 @@ struct PlanToConnect {
 };
 Status connectPlans(const std::vector<PlanToConnect>& plans);
 
-// Runs one call now, outside any group.
-Status runNow(Communicator* comm, const CollectiveArgs& args);
+// Runs one call now, outside any group: on the host block when it takes
+// the call (inline, so a small call goes there straight), else by a plan.
+Status runPlanned(Communicator* comm, const CollectiveArgs& args);
+inline Status runNow(Communicator* comm, const CollectiveArgs& args) {
+  return comm->onHostBlock(args) ? comm->runOnHostBlock(args) : runPlanned(comm, args);
+}
 // Queues the call in the open group, or runs it now.
 Status submit(Communicator* comm, const CollectiveArgs& args);
 

@@ -23,11 +23,6 @@ constexpr int64_t kCheckEveryNs = 1000000;
 
 }  // namespace
 
-bool SmallCalls::fits(const CollectiveArgs& a) const {
-  const size_t ranks = a.collective == Collective::kReduceScatter ? pids_.size() : 1;
-  return a.count * dtypeSize(a.dtype) * ranks <= block_->slotBytes();
-}
-
 Status SmallCalls::run(const CollectiveArgs& args, uint64_t sequence) {
   const CallSignature signature = args.signature(sequence);
   Call call{&args, &signature, signature.tag(), ++calls_};
@@ -40,7 +35,7 @@ Status SmallCalls::run(const CollectiveArgs& args, uint64_t sequence) {
 
 Status SmallCalls::runCall(Call& call) {
   const CollectiveArgs& a = *call.args;
-  const Reducer& reducer = hostReducer();
+  const Reducer& reducer = reducer_;
   const int n = nranks(), me = context_.rank, root = a.root;
   const size_t count = a.count, bytes = count * dtypeSize(a.dtype);
   const char* in = static_cast<const char*>(a.input);
@@ -110,7 +105,7 @@ Status SmallCalls::post(Call& call, const void* chunk, size_t bytes) {
     }));
   }
   HostBlock::SlotHeader& slot = block_->slot(me, b);
-  hostReducer().copy(block_->data(me, b, bytes), chunk, bytes);
+  reducer_.copy(block_->data(me, b, bytes), chunk, bytes);
   slot.tag = call.tag;
   slot.call.store(b, std::memory_order_release);
   block_->wake(me);

@@ -19,6 +19,7 @@
 
 #include "src/comm/collective_args.h"
 #include "src/comm/flight_recorder.h"
+#include "kernels/reducer.h"
 #include "src/comm/host_block.h"
 #include "src/exec/executor.h"
 
@@ -38,7 +39,7 @@ class SmallCalls {
   SmallCalls(std::unique_ptr<HostBlock> block, std::vector<int> pids, const ExecOptions& options,
              const Context& context)
       : block_(std::move(block)), pids_(std::move(pids)), options_(options), context_(context),
-        operands_(pids_.size()) {}
+        reducer_(hostReducer()), operands_(pids_.size()) {}
 
   HostBlock& block() { return *block_; }
   // Whether the call runs here: a host call of tutti's user for which the
@@ -81,7 +82,10 @@ class SmallCalls {
     return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kBroadcast ||
            c == Collective::kAllGather || c == Collective::kReduceScatter;
   }
-  bool fits(const CollectiveArgs& a) const;
+  bool fits(const CollectiveArgs& a) const {
+    const size_t ranks = a.collective == Collective::kReduceScatter ? pids_.size() : 1;
+    return a.count * dtypeSize(a.dtype) * ranks <= block_->slotBytes();
+  }
   Status runCall(Call& call);
   // Publishes this rank's chunk for `call` once every reader is done with
   // the slot's previous call.
@@ -113,6 +117,7 @@ class SmallCalls {
   std::vector<int> pids_;  // of every rank, all of this host
   ExecOptions options_;
   Context context_;
+  const Reducer& reducer_;
   uint64_t calls_ = 0;
   uint64_t everyoneDone_ = 0;  // the least `done` of any rank, as last read
   // takes()'s last answer: the call's bytes (a slot's at most) << 8 | its kind << 1 | taken.

@@ -18,10 +18,11 @@ namespace log_detail {
 std::atomic<int> gLevel{-1};
 std::atomic<uint32_t> gSubsys{kSubsysAll};
 
+thread_local int tRank = -1;
+
 namespace {
 std::mutex gMutex;
 FILE* gFile = nullptr;
-thread_local int tRank = -1;
 
 struct SubsysName {
   const char* name;
@@ -118,8 +119,6 @@ std::string expandPathPattern(const std::string& pattern, int rank) {
   }
   return out;
 }
-
-void setLogRank(int rank) { log_detail::tRank = rank; }
 
 void reloadLogConfig() {
   std::lock_guard<std::mutex> lock(log_detail::gMutex);

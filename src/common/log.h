@@ -29,6 +29,7 @@ extern std::atomic<uint32_t> gSubsys;
 void init();
 void write(LogLevel level, uint32_t subsys, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)));
+extern thread_local int tRank;
 inline bool enabled(LogLevel level, uint32_t subsys) {
   int l = gLevel.load(std::memory_order_relaxed);
   if (l < 0) {
@@ -39,8 +40,9 @@ inline bool enabled(LogLevel level, uint32_t subsys) {
 }
 }  // namespace log_detail
 
-// The rank shown in log lines of this thread (-1: none).
-void setLogRank(int rank);
+// The rank shown in log lines of this thread (-1: none). Inline: every
+// call sets it.
+inline void setLogRank(int rank) { log_detail::tRank = rank; }
 // Expands %h (host), %p (pid) and, given a rank, %r in a file name pattern.
 std::string expandPathPattern(const std::string& pattern, int rank = -1);
 // Re-reads TUTTI_DEBUG* (tests change them between communicators).

@@ -14,7 +14,7 @@ namespace {
 // What a process without a usable GPU has: host memory only.
 class NoDeviceRuntime final : public DeviceRuntime {
  public:
-  explicit NoDeviceRuntime(std::string reason) : reason_(std::move(reason)) {}
+  explicit NoDeviceRuntime(std::string reason) : DeviceRuntime(false), reason_(std::move(reason)) {}
   const char* name() const override { return "none"; }
   int deviceCount() override { return 0; }
   std::string unavailableReason() override { return reason_; }

@@ -31,6 +31,9 @@ struct PointerInfo {
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
+  // False when no pointer can be device memory (a process without a GPU):
+  // a host call then asks nothing of its buffers.
+  bool hasDeviceMemory() const { return hasDeviceMemory_; }
   virtual const char* name() const = 0;
   // Devices this process may use (CUDA_VISIBLE_DEVICES applies); 0 with a
   // reason when there is none.
@@ -94,6 +97,12 @@ class DeviceRuntime {
   virtual Result<DeviceIpcHandle> exportMemory(void* p) = 0;
   virtual Result<void*> openMemory(const DeviceIpcHandle& handle) = 0;
   virtual void closeMemory(void* p) = 0;
+
+ protected:
+  explicit DeviceRuntime(bool hasDeviceMemory = true) : hasDeviceMemory_(hasDeviceMemory) {}
+
+ private:
+  const bool hasDeviceMemory_;
 };
 
 // Makes `device` current on this thread for a scope, then the caller's again
