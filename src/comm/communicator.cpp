@@ -339,7 +339,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // Collectives are numbered: every rank calls each under the same number.
   // Sends and receives involve two ranks, so they keep the last number.
   work->sequence = a.internal ? 0 : p2p ? sequence_ : ++sequence_;
-  work->links = this;
+  work->peers = this;
   work->memory = a.memory();
   work->abort = &health_.abortFlag();
   work->progress = &health_.progress().mine();

@@ -35,7 +35,7 @@ struct CommOptions {
   int deterministic = -1;     // 0 or 1; -1: TUTTI_DETERMINISTIC
 };
 
-class Communicator final : public Links {
+class Communicator final : public Peers {
  public:
   static Result<std::unique_ptr<Communicator>> create(const BootstrapHandle& handle, int nranks,
                                                       int rank, const CommOptions& options = {});
@@ -112,7 +112,7 @@ class Communicator final : public Links {
   // blocking until the results are in device memory.
   Status runOnDevice(const std::vector<CollectiveArgs>& calls);
 
-  // Links
+  // Peers
   SendConnection* sendTo(Memory m, int channel, int peer) override { return connections_.send(m, channel, peer); }
   RecvConnection* recvFrom(Memory m, int channel, int peer) override { return connections_.recv(m, channel, peer); }
   std::string describePeer(int peer) const override;

@@ -29,7 +29,7 @@ Status SmallCalls::run(const CollectiveArgs& args, uint64_t sequence) {
   Status st = runCall(call);
   enter(call);  // a call that neither posts nor waits
   if (st.ok()) finish(call);
-  context_.links->callEnded(sequence, st.code());
+  context_.peers->callEnded(sequence, st.code());
   return st;
 }
 
@@ -143,12 +143,12 @@ Status SmallCalls::otherCall(Call& call, int peer) {
   const Context& w = context_;
   const std::string here = where(call, peer);
   TUTTI_RETURN_IF_ERROR(checkSameCallNumber(
-      w.links, "does not match across ranks (rank " + std::to_string(w.rank) + " received a chunk of another call)",
+      w.peers, "does not match across ranks (rank " + std::to_string(w.rank) + " received a chunk of another call)",
       here));
   // The rank that differs may have found it first, told us, and left.
   int by = -1;
-  HangReport v = awaitVerdict(w.links, &by);
-  if (v.culprit >= 0) return givenUpVerdict(w.links, w.rank, v, by, 0, here);
+  HangReport v = awaitVerdict(w.peers, &by);
+  if (v.culprit >= 0) return givenUpVerdict(w.peers, w.rank, v, by, 0, here);
   return InvalidUsage("received a chunk of another call (do all ranks call the same collective with the same "
                       "arguments?)")
       .withContext(here);
@@ -190,11 +190,11 @@ Status SmallCalls::awaitSlowly(Call& call, Ready& ready) {
       // It may have left after finding the call mismatched, or given up
       // on another rank: its verdict says so.
       int by = -1;
-      HangReport v = awaitVerdict(w.links, &by);
+      HangReport v = awaitVerdict(w.peers, &by);
       if (v.culprit >= 0)
-        return givenUpVerdict(w.links, w.rank, v, by, static_cast<double>(now - call.startNs) / 1e9, where(call, peer));
-      w.links->notifyFailure(peer);
-      return RemoteError(w.links->describePeer(peer) + " has died").withContext(where(call, peer));
+        return givenUpVerdict(w.peers, w.rank, v, by, static_cast<double>(now - call.startNs) / 1e9, where(call, peer));
+      w.peers->notifyFailure(peer);
+      return RemoteError(w.peers->describePeer(peer) + " has died").withContext(where(call, peer));
     }
     TUTTI_RETURN_IF_ERROR(checkHealth(call, static_cast<double>(now - call.startNs) / 1e9));
   }
@@ -206,13 +206,13 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
   if (w.abort && w.abort->load(std::memory_order_relaxed))
     return InvalidUsage("communicator aborted by tuttiCommAbort").withContext(where(call, peer));
   int by = -1;
-  if (HangReport v = w.links->verdictOfPeer(&by); v.culprit >= 0)
-    return givenUpVerdict(w.links, w.rank, v, by, waited, where(call, peer));
+  if (HangReport v = w.peers->verdictOfPeer(&by); v.culprit >= 0)
+    return givenUpVerdict(w.peers, w.rank, v, by, waited, where(call, peer));
   const int32_t notice = block_->failureNotice().load(std::memory_order_acquire);
   if (notice > 0) {  // a host-mate gave up on a failed rank: with a verdict, say why
-    HangReport v = awaitVerdict(w.links, &by);
-    if (v.culprit >= 0) return givenUpVerdict(w.links, w.rank, v, by, waited, where(call, peer));
-    w.links->notifyFailure(notice - 1);
+    HangReport v = awaitVerdict(w.peers, &by);
+    if (v.culprit >= 0) return givenUpVerdict(w.peers, w.rank, v, by, waited, where(call, peer));
+    w.peers->notifyFailure(notice - 1);
     return RemoteError("a rank of this host gave up because rank " + std::to_string(notice - 1) + " failed")
         .withContext(where(call, peer));
   }
@@ -220,13 +220,13 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
     call.nextMatchCheck *= 2;
     char event[96];
     snprintf(event, sizeof(event), "does not match across ranks (seen by rank %d after %.1f s)", w.rank, waited);
-    TUTTI_RETURN_IF_ERROR(checkSameCallNumber(w.links, event, where(call, peer)));
+    TUTTI_RETURN_IF_ERROR(checkSameCallNumber(w.peers, event, where(call, peer)));
   }
   if (waited >= options_.timeoutSeconds) {
     int culprit = -1;
-    Status st = timedOutVerdict(w.links, w.rank, options_.timeoutSeconds, where(call, peer), &culprit);
+    Status st = timedOutVerdict(w.peers, w.rank, options_.timeoutSeconds, where(call, peer), &culprit);
     if (culprit >= 0) return st;
-    w.links->notifyFailure(peer);
+    w.peers->notifyFailure(peer);
     return st.withContext(where(call, peer));
   }
   return Status::Ok();
@@ -249,8 +249,8 @@ std::string SmallCalls::where(const Call& call, int peer) const {
   std::string what = std::string(collectiveName(call.args->collective)) + " #" + std::to_string(call.signature->sequence) + " on rank " +
                      std::to_string(w.rank) + ", one-shot on the host block";
   if (peer >= 0)
-    what += (call.waitForReader ? ", waiting for " + w.links->describePeer(peer) + " to read the slot this call reuses"
-                                : ", receiving from " + w.links->describePeer(peer));
+    what += (call.waitForReader ? ", waiting for " + w.peers->describePeer(peer) + " to read the slot this call reuses"
+                                : ", receiving from " + w.peers->describePeer(peer));
   return what;
 }
 

@@ -30,7 +30,7 @@ class SmallCalls {
   // What every call of one communicator shares: where failures go, and
   // what the rank publishes of its progress.
   struct Context {
-    Links* links = nullptr;
+    Peers* peers = nullptr;
     int rank = 0;
     const std::atomic<bool>* abort = nullptr;
     SharedCallRecord* progress = nullptr;  // this rank's published record (the comm always has one)

@@ -127,8 +127,8 @@ Status Run::resolve(Cursor& c) {
   c.recv = nullptr;
   c.sendPeer = s.sendPeer;
   c.recvPeer = s.recvPeer;
-  if (s.sendPeer >= 0) c.send = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
-  if (s.recvPeer >= 0) c.recv = c.work->links->recvFrom(c.work->memory, c.program->channel, s.recvPeer);
+  if (s.sendPeer >= 0) c.send = c.work->peers->sendTo(c.work->memory, c.program->channel, s.sendPeer);
+  if (s.recvPeer >= 0) c.recv = c.work->peers->recvFrom(c.work->memory, c.program->channel, s.recvPeer);
   if ((s.sendPeer >= 0 && !c.send) || (s.recvPeer >= 0 && !c.recv))
     return InternalError("no connection for channel " + std::to_string(c.program->channel));
   return Status::Ok();
@@ -228,7 +228,7 @@ Advance Run::gather(Cursor& c, const Step& s, size_t bytes, Status* error) {
   int missing = -1;
   for (int j = 0; j < s.allRanks; ++j) {
     if (j == w.rank) continue;
-    RecvConnection* from = w.links->recvFrom(w.memory, c.program->channel, j);
+    RecvConnection* from = w.peers->recvFrom(w.memory, c.program->channel, j);
     if (!from) {
       *error = InternalError("no connection for channel " + std::to_string(c.program->channel));
       return Advance::kError;
@@ -270,23 +270,23 @@ std::string Run::where(const Cursor& c) const {
   }
   if (c.waitPeer >= 0)
     what += (c.waitIsRecv ? ", receiving from " : ", sending to ") +
-            w.links->describePeer(c.waitPeer);
+            w.peers->describePeer(c.waitPeer);
   return what;
 }
 
 Status Run::timedOut(Cursor& c) {
   int culprit = -1;
-  Status st = timedOutVerdict(c.work->links, c.work->rank, options_.timeoutSeconds, where(c), &culprit);
+  Status st = timedOutVerdict(c.work->peers, c.work->rank, options_.timeoutSeconds, where(c), &culprit);
   return culprit < 0 ? fail(c, st) : st;
 }
 
 Status Run::givenUp(Cursor& c, const HangReport& verdict, int by) {
-  return givenUpVerdict(c.work->links, c.work->rank, verdict, by, static_cast<double>(nowNs() - startNs_) / 1e9,
+  return givenUpVerdict(c.work->peers, c.work->rank, verdict, by, static_cast<double>(nowNs() - startNs_) / 1e9,
                         where(c));
 }
 
 Status Run::checkMatch(Cursor& c, const std::string& event) {
-  return checkSameCallNumber(c.work->links, event, where(c));
+  return checkSameCallNumber(c.work->peers, event, where(c));
 }
 
 void Run::publishWait() const {
@@ -315,7 +315,7 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
     if (!mismatch.ok()) return mismatch;
     // The rank that differs may have found it first, told us, and left.
     int by = -1;
-    HangReport v = awaitVerdict(c.work->links, &by);
+    HangReport v = awaitVerdict(c.work->peers, &by);
     if (v.culprit >= 0) return givenUp(c, v, by);
   }
   if (cause.code() == Code::kInvalidUsage) return describe(c, cause);  // aborted, or a caller's mistake
@@ -323,18 +323,18 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
                             : (c.send ? c.send->reportedFailure() : -1);
   Status why = cause;
   if (failed < 0 && cause.code() != Code::kTimeout) {
-    failed = c.work->links->reportedFailure(kNoticeGraceSeconds);
+    failed = c.work->peers->reportedFailure(kNoticeGraceSeconds);
     if (failed >= 0 && failed != c.waitPeer)
       why = Status(cause.code(), cause.message() + "; rank " + std::to_string(failed) +
                                      " failed first, as its peers report");
   }
   if (failed >= 0) {  // a peer gave up: with a verdict, say why, as the rank that gave it found
     int by = -1;
-    HangReport v = awaitVerdict(c.work->links, &by);
+    HangReport v = awaitVerdict(c.work->peers, &by);
     if (v.culprit >= 0) return givenUp(c, v, by);
   }
   if (failed < 0) failed = c.waitPeer;
-  c.work->links->notifyFailure(failed);
+  c.work->peers->notifyFailure(failed);
   return describe(c, why);
 }
 
@@ -415,7 +415,7 @@ bool Run::eligible(size_t index) const {
   for (size_t i = 0; i < index; ++i) {
     const Cursor& other = cursors_[i];
     if (other.work == me.work || other.finished()) continue;
-    if (other.work->links != me.work->links || other.work->memory != me.work->memory) continue;
+    if (other.work->peers != me.work->peers || other.work->memory != me.work->memory) continue;
     if (other.program->channel != me.program->channel) continue;
     // Same channel of the same communicator: on a ring that is the same pair of
     // connections; for send/recv, the same peer.
@@ -434,7 +434,7 @@ Status Run::drain(Cursor& c) {
   bool flushed = true;
   for (const Step& s : c.program->steps) {
     if (s.sendPeer < 0) continue;
-    SendConnection* conn = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
+    SendConnection* conn = c.work->peers->sendTo(c.work->memory, c.program->channel, s.sendPeer);
     if (!conn || conn->flushed()) continue;
     Status st = conn->progress();
     if (!st.ok()) return fail(c, st, s.sendPeer, true);
@@ -448,14 +448,14 @@ Status Run::progressProgram(Cursor& c) {
   SendConnection* lastSend = nullptr;
   RecvConnection* lastRecv = nullptr;
   for (const Step& s : c.program->steps) {  // consecutive steps mostly share connections
-    SendConnection* send = s.sendPeer >= 0 ? c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer) : nullptr;
+    SendConnection* send = s.sendPeer >= 0 ? c.work->peers->sendTo(c.work->memory, c.program->channel, s.sendPeer) : nullptr;
     if (send && send != lastSend && send != c.send) {
       Status st = send->progress();
       if (!st.ok()) return fail(c, st, s.sendPeer, true);
     }
     if (send) lastSend = send;
     forEachRecvPeer(s, c.work->rank, [&](int peer) {
-      RecvConnection* recv = c.work->links->recvFrom(c.work->memory, c.program->channel, peer);
+      RecvConnection* recv = c.work->peers->recvFrom(c.work->memory, c.program->channel, peer);
       // A peer that sent all this call needs from it may have returned and
       // closed: no error until a step waits on that connection (then peek
       // and checkPeer report it).
@@ -471,7 +471,7 @@ Status Run::checkEveryPeer(Cursor& c) {
   const Work& w = *c.work;
   for (int j = 0; j < s.allRanks; ++j) {
     if (j == w.rank) continue;
-    RecvConnection* from = w.links->recvFrom(w.memory, c.program->channel, j);
+    RecvConnection* from = w.peers->recvFrom(w.memory, c.program->channel, j);
     size_t bytes = 0;
     // A rank whose chunk is here may have finished and left: not a failure.
     Status st = from && !from->peek(&bytes) ? from->checkPeer() : Status::Ok();
@@ -494,7 +494,7 @@ Status Run::checkHealth() {
     if (st.ok() && c.waitIsRecv) st = checkEveryPeer(c);
     if (!st.ok()) return fail(c, st);
     int by = -1;
-    if (HangReport v = c.work->links->verdictOfPeer(&by); v.culprit >= 0) return givenUp(c, v, by);
+    if (HangReport v = c.work->peers->verdictOfPeer(&by); v.culprit >= 0) return givenUp(c, v, by);
   }
   return Status::Ok();
 }
@@ -588,7 +588,7 @@ Status Run::go() {
   for (Cursor& c : cursors_) {
     for (const Step& s : c.program->steps) {
       if (s.sendPeer < 0) continue;
-      SendConnection* conn = c.work->links->sendTo(c.work->memory, c.program->channel, s.sendPeer);
+      SendConnection* conn = c.work->peers->sendTo(c.work->memory, c.program->channel, s.sendPeer);
       while (conn && !conn->flushed()) {
         Status st = conn->progress();
         if (!st.ok()) return fail(c, st, s.sendPeer, true);
@@ -607,7 +607,7 @@ Status execute(Work* works, size_t count, const Reducer& reducer, const ExecOpti
   Run run(works, count, reducer, options);
   Status st = run.go();
   for (size_t i = 0; i < count; ++i)
-    if (works[i].links) works[i].links->callEnded(works[i].sequence, st.code());
+    if (works[i].peers) works[i].peers->callEnded(works[i].sequence, st.code());
   return st;
 }
 

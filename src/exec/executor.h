@@ -33,11 +33,13 @@ struct HangReport {
   std::string text;  // empty when nothing was learned
 };
 
-// How an operation finds its connections: by the memory its buffers live
-// in, channel and peer rank.
-class Links {
+// What an operation asks about the other ranks of its communicator: their
+// connections (by the memory its buffers live in, channel and peer rank),
+// their names, their failures and verdicts, and where a call ended. (Was
+// `Links`: "link" meant five things.)
+class Peers {
  public:
-  virtual ~Links() = default;
+  virtual ~Peers() = default;
   virtual SendConnection* sendTo(Memory memory, int channel, int peer) = 0;
   virtual RecvConnection* recvFrom(Memory memory, int channel, int peer) = 0;
   virtual std::string describePeer(int peer) const = 0;
@@ -86,7 +88,7 @@ struct Work {
   uint64_t tag = 0;
   int rank = 0;
   uint64_t sequence = 0;  // the communicator's call number, for errors
-  Links* links = nullptr;
+  Peers* peers = nullptr;
   Memory memory = Memory::kHost;  // device: every step is a kernel of the reducer's stream
   const std::atomic<bool>* abort = nullptr;
   SharedCallRecord* progress = nullptr;  // this rank's published progress (may be null)

@@ -16,15 +16,15 @@ namespace tutti {
 // TUTTI_TIMEOUT passed on `rank`: the ranks' progress names the culprit
 // (every rank is told), or `culprit` is left -1 and the caller blames
 // whom it waited on with the returned text.
-Status timedOutVerdict(Links* links, int rank, double timeoutSeconds, const std::string& where, int* culprit);
+Status timedOutVerdict(Peers* peers, int rank, double timeoutSeconds, const std::string& where, int* culprit);
 // Another rank, `by`, gave `verdict`: this rank gives up too, naming it.
-Status givenUpVerdict(Links* links, int rank, const HangReport& verdict, int by, double waitedSeconds,
+Status givenUpVerdict(Peers* peers, int rank, const HangReport& verdict, int by, double waitedSeconds,
                       const std::string& where);
 // The verdict a peer gave, waiting a moment for one: it goes out before
 // the failure notices, but to another thread of this process.
-HangReport awaitVerdict(Links* links, int* by);
+HangReport awaitVerdict(Peers* peers, int* by);
 // Asks every rank what it called under this call's number: InvalidUsage
 // naming both calls (every rank told) when one called another, else Ok.
-Status checkSameCallNumber(Links* links, const std::string& event, const std::string& where);
+Status checkSameCallNumber(Peers* peers, const std::string& event, const std::string& where);
 
 }  // namespace tutti

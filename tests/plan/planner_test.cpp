@@ -82,9 +82,9 @@ class MemoryRecv final : public RecvConnection {
 class MemoryFabric {
  public:
   explicit MemoryFabric(int n) {
-    for (int r = 0; r < n; ++r) links_.push_back(std::make_unique<RankLinks>(this, r));
+    for (int r = 0; r < n; ++r) peers_.push_back(std::make_unique<RankPeers>(this, r));
   }
-  Links* links(int rank) { return links_[rank].get(); }
+  Peers* peers(int rank) { return peers_[rank].get(); }
 
  private:
   struct Ends {
@@ -101,8 +101,8 @@ class MemoryFabric {
     }
     return e;
   }
-  struct RankLinks final : Links {
-    RankLinks(MemoryFabric* f, int rank) : fabric(f), rank(rank) {}
+  struct RankPeers final : Peers {
+    RankPeers(MemoryFabric* f, int rank) : fabric(f), rank(rank) {}
     SendConnection* sendTo(Memory, int c, int peer) override { return fabric->ends(c, rank, peer).send.get(); }
     RecvConnection* recvFrom(Memory, int c, int peer) override { return fabric->ends(c, peer, rank).recv.get(); }
     std::string describePeer(int peer) const override { return "rank " + std::to_string(peer); }
@@ -112,7 +112,7 @@ class MemoryFabric {
     int rank;
   };
   std::map<std::tuple<int, int, int>, Ends> pipes_;
-  std::vector<std::unique_ptr<RankLinks>> links_;
+  std::vector<std::unique_ptr<RankPeers>> peers_;
 };
 
 // How a simulated job is laid out and which algorithm it runs.
@@ -160,7 +160,7 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
     w.op = op;
     w.nranks = n;
     w.rank = r;
-    w.links = fabric.links(r);
+    w.peers = fabric.peers(r);
     w.chunkBytes = 64;
     if (inPlace) {
       size_t at = coll == Collective::kAllGather ? r * count : 0;
