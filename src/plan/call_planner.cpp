@@ -24,7 +24,7 @@ CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
   tuning_.filter = s.filter;
   tuning_.hostBlock = sharedMemory_ && layout_.nnodes() == 1 && layout_.nranks() > 1 &&
                       layout_.nranks() <= kHostBlockMaxRanks && oneShotAllowed();
-  for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeLinks(layout_, which, -1, rank_);
+  for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeNeighbors(layout_, which, -1, rank_);
 }
 
 TuneChoice CallPlanner::choose(const CallShape& call) {

@@ -71,7 +71,7 @@ class CallPlanner {
   TuneContext tuning_;
   bool deterministic_ = false;
   bool sharedMemory_ = true;
-  TreeLinks allReduceTrees_[2];
+  TreeNeighbors allReduceTrees_[2];
   // Searching is microseconds: a small-message call must not pay it every
   // time. Device calls plan on the caller's thread and the background's.
   std::unordered_map<uint64_t, TuneChoice> cache_;

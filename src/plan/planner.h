@@ -30,7 +30,7 @@ struct PlanRequest {
   const NodeLayout* layout = nullptr;  // required for trees
   // This rank's links in the two unrooted trees (all-reduce), computed once
   // per communicator; null: computed per call from the layout.
-  const TreeLinks* allReduceTrees = nullptr;
+  const TreeNeighbors* allReduceTrees = nullptr;
   // An ordered all-reduce as a chain (else reduce-scatter and all-gather).
   bool orderedChain = false;
 };

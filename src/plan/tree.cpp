@@ -57,8 +57,8 @@ int treeDepth(const NodeTree& tree) {
   return depth;
 }
 
-TreeLinks rankTreeLinks(const NodeLayout& layout, int which, int rootRank, int rank) {
-  TreeLinks links;
+TreeNeighbors rankTreeNeighbors(const NodeLayout& layout, int which, int rootRank, int rank) {
+  TreeNeighbors neighbors;
   const int node = layout.nodeOf(rank);
   const int rootNode = rootRank >= 0 ? layout.nodeOf(rootRank) : -1;
   NodeTree tree = buildNodeTree(layout.nnodes(), which, rootNode);
@@ -76,13 +76,13 @@ TreeLinks rankTreeLinks(const NodeLayout& layout, int which, int rootRank, int r
   std::vector<int> mine = chain(node);
   size_t pos = static_cast<size_t>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
   if (pos == 0) {
-    if (tree.parent[node] >= 0) links.parent = chain(tree.parent[node]).front();
-    for (int child : tree.children[node]) links.children.push_back(chain(child).front());
+    if (tree.parent[node] >= 0) neighbors.parent = chain(tree.parent[node]).front();
+    for (int child : tree.children[node]) neighbors.children.push_back(chain(child).front());
   } else {
-    links.parent = mine[pos - 1];
+    neighbors.parent = mine[pos - 1];
   }
-  if (pos + 1 < mine.size()) links.children.push_back(mine[pos + 1]);
-  return links;
+  if (pos + 1 < mine.size()) neighbors.children.push_back(mine[pos + 1]);
+  return neighbors;
 }
 
 }  // namespace tutti

@@ -24,12 +24,12 @@ NodeTree buildNodeTree(int nnodes, int which, int rootNode = -1);
 
 // One rank's neighbours in a rank-level tree: its node's tree links between
 // node heads, and the node's chain below its head.
-struct TreeLinks {
+struct TreeNeighbors {
   int parent = -1;
   std::vector<int> children;  // up to three: two nodes' heads and the chain's next
 };
 // `rootRank` >= 0: the tree is rooted at that rank (broadcast, reduce).
-TreeLinks rankTreeLinks(const NodeLayout& layout, int which, int rootRank, int rank);
+TreeNeighbors rankTreeNeighbors(const NodeLayout& layout, int which, int rootRank, int rank);
 
 // Edges between nodes on the way from the deepest leaf to the root.
 int treeDepth(const NodeTree& tree);

@@ -13,7 +13,7 @@ namespace {
 
 // Combines the children's chunks with this rank's input; sends the partial
 // result up, or at the root leaves the final result in the output.
-void reduceUp(const TreeLinks& t, const Slice& s, std::vector<Step>* steps) {
+void reduceUp(const TreeNeighbors& t, const Slice& s, std::vector<Step>* steps) {
   const auto& ch = t.children;
   const bool root = t.parent < 0;
   if (ch.empty()) {
@@ -36,7 +36,7 @@ void reduceUp(const TreeLinks& t, const Slice& s, std::vector<Step>* steps) {
 // Passes the output down to every child; `haveOutput`: the result is already
 // in the output (the all-reduce root), else it comes from the parent, or at a
 // broadcast root from the input.
-void broadcastDown(const TreeLinks& t, const Slice& s, bool haveOutput, std::vector<Step>* steps) {
+void broadcastDown(const TreeNeighbors& t, const Slice& s, bool haveOutput, std::vector<Step>* steps) {
   const auto& ch = t.children;
   size_t first = 0;
   if (!haveOutput) {
@@ -66,13 +66,13 @@ ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
 void planTreeChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   const int which = c % 2;
   const bool rooted = r.collective != Collective::kAllReduce;
-  TreeLinks computed;
-  const TreeLinks* links = !rooted && r.allReduceTrees ? &r.allReduceTrees[which] : nullptr;
-  if (!links) {
-    computed = rankTreeLinks(*r.layout, which, rooted ? r.root : -1, r.rank);
-    links = &computed;
+  TreeNeighbors computed;
+  const TreeNeighbors* neighbors = !rooted && r.allReduceTrees ? &r.allReduceTrees[which] : nullptr;
+  if (!neighbors) {
+    computed = rankTreeNeighbors(*r.layout, which, rooted ? r.root : -1, r.rank);
+    neighbors = &computed;
   }
-  const TreeLinks& t = *links;
+  const TreeNeighbors& t = *neighbors;
   Slice s = channelSlice(0, r.count, r.nchannels, c, r.elemSize);
   switch (r.collective) {
     case Collective::kReduce:

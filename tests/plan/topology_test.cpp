@@ -188,7 +188,7 @@ TEST(Tree, RankTreesUseChainsInsideNodesAndHeadsBetween) {
       NodeLayout l = NodeLayout::uniform(4, 3, true, 1, 10, 8);
       int roots = 0;
       for (int r = 0; r < l.nranks(); ++r) {
-        TreeLinks t = rankTreeLinks(l, which, root, r);
+        TreeNeighbors t = rankTreeNeighbors(l, which, root, r);
         if (t.parent < 0) {
           ++roots;
           if (root >= 0) {
@@ -196,7 +196,7 @@ TEST(Tree, RankTreesUseChainsInsideNodesAndHeadsBetween) {
           }
         }
         for (int c : t.children) {
-          TreeLinks ct = rankTreeLinks(l, which, root, c);
+          TreeNeighbors ct = rankTreeNeighbors(l, which, root, c);
           EXPECT_EQ(ct.parent, r) << "child " << c << " of " << r;
         }
         EXPECT_LE(t.children.size(), 3u);
@@ -206,7 +206,7 @@ TEST(Tree, RankTreesUseChainsInsideNodesAndHeadsBetween) {
       for (int node = 0; node < l.nnodes(); ++node) {
         int heads = 0;
         for (int r : l.ranksOf(node)) {
-          int p = rankTreeLinks(l, which, root, r).parent;
+          int p = rankTreeNeighbors(l, which, root, r).parent;
           heads += p < 0 || l.nodeOf(p) != node;
         }
         EXPECT_EQ(heads, 1) << "node " << node;
