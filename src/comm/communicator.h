@@ -153,6 +153,7 @@ class Communicator final : public Peers {
   // The cost model's choice for the call, its plan, and the scratch it needs.
   TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
   size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
+  void logHostBlockCall(const CollectiveArgs& a) const;  // runOnHostBlock's log lines
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -162,7 +163,6 @@ class Communicator final : public Peers {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
-  void logHostBlockCall(const CollectiveArgs& a) const;
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;
   HostBuffer scratch_;  // partial sums a call keeps off its output (scratchBytes)

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reducer.h"
 #include "src/comm/collective_args.h"
 #include "src/comm/flight_recorder.h"
-#include "kernels/reducer.h"
 #include "src/comm/host_block.h"
 #include "src/exec/executor.h"
 
