@@ -13,13 +13,7 @@ ITERS=${ITERS:-20000}
 PASSES=${PASSES:-5}
 OUT=${OUT:-bench/results}
 raw=$(mktemp -d)
-# install-deps.sh brings mpirun and the mpicxx wrapper (openmpi-bin) but not
-# mpi.h: ask for the headers' package, not the command.
-if ! dpkg-query -W -f='${Status}' libopenmpi-dev 2>/dev/null | grep -q 'ok installed'; then
-  apt-get -o DPkg::Lock::Timeout=900 update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openmpi-bin libopenmpi-dev >&2
-fi
-mpicxx -O3 -march=native -o "$raw/mpi_small" bench/peers/mpi_small.cpp
+bench/peers/build_mpi_small.sh "$raw/mpi_small"
 scripts/build.sh >/dev/null
 perf=build/bench/tutti-perf
 ompi=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo --mca btl self,vader)

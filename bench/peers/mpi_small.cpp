@@ -3,10 +3,13 @@
 // per call, averaged over ranks. Float32 sum all-reduce (out of place),
 // broadcast from rank 0 (in place) and barrier, 8 B to 64 KiB. Prints
 // "collective bytes time_us busbw_gbs" rows (nccl-tests' bus bandwidth).
+//   mpi_small [ITERS] [COLLECTIVE BYTES]: with the last two, that row only
+//   (bench/before_after/hot_path.sh times one size at a time).
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -34,9 +37,15 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   const int iters = argc > 1 ? atoi(argv[1]) : 2000;
   const int warmup = iters / 10;
+  const char* only = argc > 3 ? argv[2] : nullptr;  // one collective and size
+  const size_t onlyBytes = only ? strtoull(argv[3], nullptr, 10) : 0;
+  auto wanted = [&](const char* coll, size_t bytes) {
+    return !only || (strcmp(only, coll) == 0 && (bytes == onlyBytes || bytes == 0));
+  };
   const size_t maxBytes = 64 << 10;
   std::vector<float> in(maxBytes / 4, float(me + 1)), out(maxBytes / 4);
   for (size_t bytes = 8; bytes <= maxBytes; bytes *= 2) {
+    if (!wanted("allreduce", bytes)) continue;
     const int count = static_cast<int>(bytes / 4);
     const double us = meanUs(warmup, iters, [&] {
       MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -45,11 +54,14 @@ int main(int argc, char** argv) {
     if (me == 0) printf("allreduce %zu %.3f %.3f\n", bytes, us, bytes / us / 1e3 * 2.0 * (n - 1) / n);
   }
   for (size_t bytes = 8; bytes <= maxBytes; bytes *= 2) {
+    if (!wanted("broadcast", bytes)) continue;
     const double us = meanUs(warmup, iters, [&] { MPI_Bcast(in.data(), int(bytes / 4), MPI_FLOAT, 0, MPI_COMM_WORLD); });
     if (me == 0) printf("broadcast %zu %.3f %.3f\n", bytes, us, bytes / us / 1e3);
   }
-  const double us = meanUs(warmup, iters, [] { MPI_Barrier(MPI_COMM_WORLD); });
-  if (me == 0) printf("barrier 0 %.3f 0\n", us);
+  if (wanted("barrier", 0)) {
+    const double us = meanUs(warmup, iters, [] { MPI_Barrier(MPI_COMM_WORLD); });
+    if (me == 0) printf("barrier 0 %.3f 0\n", us);
+  }
   MPI_Finalize();
   return 0;
 }
