@@ -18,6 +18,11 @@ int launchDivide(void* dst, const void* src, size_t count, DataType dtype, int d
                  void* stream);
 // A vectorised copy kernel (16-byte loads when the pointers allow).
 int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
+// Loads every kernel above on the current device now. CUDA loads a kernel
+// at its first launch (lazy loading, the default since CUDA 12), and the
+// load waits for the device's streams to go idle: a first launch while a
+// stream gate holds a caller's stream never returns.
+int loadKernels();
 
 }  // namespace cuda
 }  // namespace tutti

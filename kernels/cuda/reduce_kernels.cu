@@ -196,5 +196,35 @@ int launchCopy(void* dst, const void* src, size_t bytes, void* stream) {
   return launchElementwise<uint8_t>(dst, src, src, bytes, Take{}, stream);
 }
 
+namespace {
+
+template <typename T, typename F>
+int loadElementwise() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, elementwiseKernel<T, F>);
+}
+
+template <typename T>
+int loadFor() {
+  int e = loadElementwise<T, DivideBy<T>>();
+#define TUTTI_CUDA_LOAD_OP(name, value, text) \
+  if (e == cudaSuccess) e = loadElementwise<T, Combine<T, RedOp::k##name>>();
+  TUTTI_REDOP_LIST(TUTTI_CUDA_LOAD_OP)
+#undef TUTTI_CUDA_LOAD_OP
+  return e;
+}
+
+}  // namespace
+
+int loadKernels() {
+  int e = loadElementwise<uint8_t, Take>();
+  if (e == cudaSuccess) e = loadElementwise<uint32_t, TakeWord>();
+#define TUTTI_CUDA_LOAD_TYPE(name, value, type, bytes, text) \
+  if (e == cudaSuccess) e = loadFor<type>();
+  TUTTI_DTYPE_LIST(TUTTI_CUDA_LOAD_TYPE)
+#undef TUTTI_CUDA_LOAD_TYPE
+  return e;
+}
+
 }  // namespace cuda
 }  // namespace tutti

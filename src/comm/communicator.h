@@ -111,6 +111,8 @@ class Communicator final : public Peers {
   // Runs the calls (their buffers on this communicator's device) together,
   // blocking until the results are in device memory.
   Status runOnDevice(const std::vector<CollectiveArgs>& calls);
+  // The stream, gates and scratch of device calls (nullptr: host-only).
+  DeviceCalls* deviceCalls() { return deviceCalls_.get(); }
 
   // Peers
   SendConnection* sendTo(Memory m, int channel, int peer) override { return connections_.send(m, channel, peer); }

@@ -1,14 +1,43 @@
 #include "src/comm/device_calls.h"
 
 #include <algorithm>
+#include <mutex>
 
 namespace tutti {
+
+namespace {
+
+// A word for a communicator's stream gates, page-locked and mapped into
+// every device. Words are never freed or reused: a caller's stream may reach
+// a gate after its communicator is gone, and must then read the last ticket
+// there, not memory handed back (a device fault that ends the context).
+Result<uint32_t*> gateWord(DeviceRuntime& runtime) {
+  static std::mutex mutex;
+  static DeviceRuntime* owner = nullptr;  // tests install runtimes of their own
+  static uint32_t* page = nullptr;
+  static size_t used = 0;
+  constexpr size_t kWordsPerPage = 4096 / sizeof(uint32_t);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (owner != &runtime || used == kWordsPerPage) {
+    TUTTI_ASSIGN_OR_RETURN(void* p, runtime.allocPinned(4096));
+    owner = &runtime;
+    page = static_cast<uint32_t*>(p);
+    used = 0;
+  }
+  uint32_t* word = page + used++;
+  __atomic_store_n(word, 0u, __ATOMIC_RELEASE);
+  return word;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<DeviceCalls>> DeviceCalls::create(DeviceRuntime& runtime, int device) {
   DeviceScope scope(runtime, device);
   TUTTI_RETURN_IF_ERROR(scope.status());
+  TUTTI_RETURN_IF_ERROR(runtime.loadKernels());
+  TUTTI_ASSIGN_OR_RETURN(uint32_t* word, gateWord(runtime));
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, runtime.createStream());
-  return std::unique_ptr<DeviceCalls>(new DeviceCalls(runtime, device, stream));
+  return std::unique_ptr<DeviceCalls>(new DeviceCalls(runtime, device, stream, word));
 }
 
 DeviceCalls::~DeviceCalls() {

@@ -5,6 +5,7 @@
 // calls' own; the connections of device calls are stream-ordered.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -32,9 +33,17 @@ class DeviceCalls {
   // launch error, or the stream's.
   Status finish();
 
+  // Stream gates: a caller's stream waits, on the device, until the count
+  // of this communicator's finished device batches reaches its batch's
+  // ticket. Batches finish in the order of their tickets (one background
+  // thread runs them), so the count only grows.
+  uint32_t takeTicket() { return ++ticketsIssued_; }
+  Status gate(DeviceStream s, uint32_t ticket) const { return runtime_.waitWordAsync(s, gateWord_, ticket); }
+  void pass(uint32_t ticket) { __atomic_store_n(gateWord_, ticket, __ATOMIC_RELEASE); }
+
  private:
-  DeviceCalls(DeviceRuntime& runtime, int device, DeviceStream stream)
-      : runtime_(runtime), device_(device), stream_(stream), reducer_(runtime, stream) {}
+  DeviceCalls(DeviceRuntime& runtime, int device, DeviceStream stream, uint32_t* gateWord)
+      : runtime_(runtime), device_(device), stream_(stream), reducer_(runtime, stream), gateWord_(gateWord) {}
   DeviceRuntime& runtime_;
   int device_;
   DeviceStream stream_;
@@ -42,6 +51,8 @@ class DeviceCalls {
   void* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   std::vector<void*> retired_;
+  uint32_t* gateWord_;  // page-locked, mapped: see gateWord()
+  uint32_t ticketsIssued_ = 0;
 };
 
 }  // namespace tutti

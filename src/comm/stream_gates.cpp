@@ -1,8 +1,6 @@
 #include "src/comm/stream_gates.h"
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 #include "src/common/log.h"
 
@@ -10,38 +8,13 @@ namespace tutti {
 
 namespace {
 
-// Holds a stream (in a host function) until the calls are done.
-class StreamGate {
- public:
-  void open() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-  void waitOpen() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return open_; });
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  bool open_ = false;
-};
-
-// Runs on the runtime's callback thread; owns one reference to the gate.
-void holdStreamUntilOpen(void* arg) {
-  auto* gate = static_cast<std::shared_ptr<StreamGate>*>(arg);
-  (*gate)->waitOpen();
-  delete gate;
-}
-
-// One batch's events and gates, made on the caller's thread.
+// One batch's events and ticket, made on the caller's thread.
 struct Prepared {
   Communicator* comm;
   std::vector<CollectiveArgs> calls;
   std::vector<DeviceEvent> ready;
-  std::vector<std::shared_ptr<StreamGate>> gates;
+  uint32_t ticket = 0;
+  Status failed;  // set when the batch could not be queued: it only opens its gates
 };
 
 std::vector<DeviceStream> streamsOf(const std::vector<CollectiveArgs>& calls) {
@@ -54,26 +27,40 @@ std::vector<DeviceStream> streamsOf(const std::vector<CollectiveArgs>& calls) {
   return streams;
 }
 
-void openAll(Prepared& p) {
-  for (auto& g : p.gates) g->open();
-}
-
 // The background task: inputs ready, the calls on the device, gates open.
+// Every batch that took a ticket runs this, failed or not, so the gates of
+// the communicator's later batches open too.
 void runBatch(Prepared& p, const ReportFailure& report) {
   DeviceRuntime& rt = deviceRuntime();
   Communicator& c = *p.comm;
   setLogRank(c.rank());
-  Status st = c.abortFlag().load() ? InvalidUsage("the communicator was aborted") : rt.setDevice(c.device());
+  Status st = !p.failed.ok()         ? p.failed
+              : c.abortFlag().load() ? InvalidUsage("the communicator was aborted")
+                                     : rt.setDevice(c.device());
   for (DeviceEvent e : p.ready) {
     if (st.ok()) st = rt.waitEvent(e);
     rt.destroyEvent(e);
   }
   if (st.ok()) st = c.runOnDevice(p.calls);  // reserved at enqueue
-  if (!st.ok()) {
+  if (!st.ok() && p.failed.ok()) {
     report(c, st);
     c.setAsyncError(st.code());
   }
-  openAll(p);
+  c.deviceCalls()->pass(p.ticket);
+}
+
+// A graph replays what was captured, but a gate opens once, from a thread
+// that runs the call when it is made: refuse rather than hang a replay.
+Status refuseCapture(DeviceRuntime& rt, const std::vector<StreamBatch>& batches) {
+  for (const StreamBatch& b : batches)
+    for (DeviceStream s : streamsOf(b.calls)) {
+      TUTTI_ASSIGN_OR_RETURN(bool captured, rt.capturing(s));
+      if (captured)
+        return InvalidUsage("the stream is being captured into a CUDA graph: tutti runs device calls "
+                            "from a thread of its own and cannot be captured yet; make the call "
+                            "outside the capture");
+    }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -81,14 +68,7 @@ void runBatch(Prepared& p, const ReportFailure& report) {
 Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& drain,
                         const ReportFailure& report) {
   DeviceRuntime& rt = deviceRuntime();
-  std::vector<std::shared_ptr<Prepared>> prepared;
-  auto undo = [&](const Status& st) {
-    for (auto& p : prepared) {
-      for (DeviceEvent e : p->ready) rt.destroyEvent(e);
-      openAll(*p);  // gates already queued must not hold their streams forever
-    }
-    return st;
-  };
+  TUTTI_RETURN_IF_ERROR(refuseCapture(rt, batches));
   std::vector<Communicator::DeviceBatch> missing;
   for (StreamBatch& b : batches) {
     if (b.comm->readyForDevice(b.calls)) continue;
@@ -97,6 +77,12 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
   }
   // Together: ranks of one group sharing this thread connect to each other.
   TUTTI_RETURN_IF_ERROR(Communicator::reserveForDevice(missing));
+  std::vector<std::shared_ptr<Prepared>> prepared;
+  auto undo = [&](const Status& st) {
+    for (auto& p : prepared)
+      for (DeviceEvent e : p->ready) rt.destroyEvent(e);
+    return st;
+  };
   for (StreamBatch& b : batches) {
     auto p = std::make_shared<Prepared>();
     p->comm = b.comm;
@@ -108,21 +94,21 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
       p->ready.push_back(*e);
     }
   }
-  for (auto& p : prepared)
-    for (DeviceStream s : streamsOf(p->calls)) {
-      p->gates.push_back(std::make_shared<StreamGate>());
-      auto* ref = new std::shared_ptr<StreamGate>(p->gates.back());
-      Status st = rt.launchHostFunc(s, holdStreamUntilOpen, ref);
-      if (!st.ok()) {
-        delete ref;
-        return undo(st.withContext("queueing the completion gate on the stream"));
-      }
-    }
+  // From the first ticket on, every batch goes to its background, which
+  // opens its gates whatever happens next.
+  Status queued;
+  for (auto& p : prepared) {
+    DeviceCalls& dc = *p->comm->deviceCalls();
+    p->ticket = dc.takeTicket();
+    for (DeviceStream s : streamsOf(p->calls))
+      if (queued.ok()) queued = dc.gate(s, p->ticket).withContext("queueing the completion gate on the stream");
+  }
   for (size_t i = 0; i < prepared.size(); ++i) {
     auto p = prepared[i];
+    p->failed = queued;
     batches[i].background->post([p, report] { runBatch(*p, report); });
   }
-  return Status::Ok();
+  return queued;
 }
 
 }  // namespace tutti

@@ -2,9 +2,10 @@
 // once, and work the caller queues on the stream after it sees the result.
 // Per call (or per group, per communicator) tutti records an event on each
 // stream the calls name (their inputs are ready there) and queues a gate on
-// the stream that holds it until the result is in device memory. The
+// the stream that holds it until the result is in device memory: a wait, on
+// the device, for a page-locked word to reach the batch's ticket. The
 // communicator's background thread waits for the events, runs the calls on
-// the device, then opens the gates. A failure opens them too and becomes the
+// the device, then opens the gates by writing the ticket. A failure opens them too and becomes the
 // communicator's async error (tuttiCommGetAsyncError), as in NCCL.
 #pragma once
 

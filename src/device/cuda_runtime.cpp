@@ -1,6 +1,7 @@
 // DeviceRuntime over the CUDA runtime (linked statically, as NCCL does: the
 // only thing needed at run time is the driver, and without one every call
 // says so instead of failing to load).
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -94,9 +95,20 @@ class CudaRuntime final : public DeviceRuntime {
     TUTTI_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
     return Status::Ok();
   }
-  Status launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) override {
-    TUTTI_CUDA_CHECK(cudaLaunchHostFunc(static_cast<cudaStream_t>(s), fn, arg));
+  Status waitWordAsync(DeviceStream s, const uint32_t* word, uint32_t value) override {
+    TUTTI_ASSIGN_OR_RETURN(StreamWaitValue32 wait, streamWaitValue32());
+    void* d = nullptr;
+    TUTTI_CUDA_CHECK(cudaHostGetDevicePointer(&d, const_cast<uint32_t*>(word), 0));
+    CUresult r = wait(static_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(d), value,
+                      CU_STREAM_WAIT_VALUE_GEQ);
+    if (r != CUDA_SUCCESS)
+      return Status(Code::kCudaError, "cuStreamWaitValue32: CUresult " + std::to_string(r));
     return Status::Ok();
+  }
+  Result<bool> capturing(DeviceStream s) override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    TUTTI_CUDA_CHECK(cudaStreamIsCapturing(static_cast<cudaStream_t>(s), &status));
+    return status != cudaStreamCaptureStatusNone;
   }
 
   Result<void*> allocPinned(size_t bytes) override {
@@ -135,7 +147,12 @@ class CudaRuntime final : public DeviceRuntime {
   }
   Result<bool> eventDone(DeviceEvent e) override {
     cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
-    if (r == cudaErrorNotReady) return false;
+    if (r == cudaErrorNotReady) {
+      // "Not ready" is also left as the thread's last error, which the
+      // next kernel launch would report as its own failure.
+      (void)cudaGetLastError();
+      return false;
+    }
     TUTTI_CUDA_CHECK(r);
     return true;
   }
@@ -146,6 +163,10 @@ class CudaRuntime final : public DeviceRuntime {
     return p;
   }
   void freeDevice(void* p) override { cudaFree(p); }
+  Status loadKernels() override {
+    TUTTI_CUDA_CHECK(static_cast<cudaError_t>(cuda::loadKernels()));
+    return Status::Ok();
+  }
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override {
     auto e = static_cast<cudaError_t>(cuda::launchReduce(dst, a, b, count, dtype, op, divisor, s));
@@ -232,7 +253,28 @@ class CudaRuntime final : public DeviceRuntime {
     return false;
   }
 
+  // cuStreamWaitValue32 is a driver call: found once through the runtime,
+  // so the driver library stays a run-time dependency only.
+  using StreamWaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  Result<StreamWaitValue32> streamWaitValue32() {
+    std::call_once(waitFound_, [this] {
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+      cudaError_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000,
+                                                       cudaEnableDefault, &found);
+      if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn)
+        waitValue32_ = reinterpret_cast<StreamWaitValue32>(fn);
+      else
+        (void)cudaGetLastError();
+    });
+    if (!waitValue32_)
+      return Status(Code::kCudaError, "the CUDA driver has no cuStreamWaitValue32, which stream gates need");
+    return waitValue32_;
+  }
+
   std::once_flag probed_;
+  std::once_flag waitFound_;
+  StreamWaitValue32 waitValue32_ = nullptr;
   int count_ = 0;
   std::string reason_;
 };

@@ -28,7 +28,8 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status waitEvent(DeviceEvent) override { return refuse(); }
   void destroyEvent(DeviceEvent) override {}
   Status synchronize(DeviceStream) override { return refuse(); }
-  Status launchHostFunc(DeviceStream, void (*)(void*), void*) override { return refuse(); }
+  Status waitWordAsync(DeviceStream, const uint32_t*, uint32_t) override { return refuse(); }
+  Result<bool> capturing(DeviceStream) override { return refuse(); }
   Result<void*> allocPinned(size_t) override { return refuse(); }
   void freePinned(void*) override {}
   Result<void*> registerHost(void*, size_t) override { return refuse(); }
@@ -40,6 +41,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status recordInto(DeviceEvent, DeviceStream) override { return refuse(); }
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }
   Result<void*> allocDevice(size_t) override { return refuse(); }
+  Status loadKernels() override { return refuse(); }
   void freeDevice(void*) override {}
   Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {
     return refuse();

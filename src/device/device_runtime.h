@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "kernels/dtype.h"
@@ -54,9 +55,14 @@ class DeviceRuntime {
   virtual Status waitEvent(DeviceEvent e) = 0;  // blocks the calling thread
   virtual void destroyEvent(DeviceEvent e) = 0;
   virtual Status synchronize(DeviceStream s) = 0;
-  // Runs fn(arg) on a runtime thread once the stream reaches this point;
-  // the stream goes on when fn returns. fn must make no runtime calls.
-  virtual Status launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) = 0;
+  // Holds the stream, from this point, until the 32-bit word at `word`
+  // (allocPinned memory) reaches `value`: (int32_t)(*word - value) >= 0, so
+  // a counter may wrap. The device waits, not a host thread: CUDA forbids
+  // host functions that wait on other CUDA work, and runs a process's host
+  // functions one at a time, so gates held that way wait on each other.
+  virtual Status waitWordAsync(DeviceStream s, const uint32_t* word, uint32_t value) = 0;
+  // Whether the stream is being captured into a CUDA graph.
+  virtual Result<bool> capturing(DeviceStream s) = 0;
 
   // Page-locked host memory, which copies can reach without a bounce.
   virtual Result<void*> allocPinned(size_t bytes) = 0;
@@ -79,6 +85,10 @@ class DeviceRuntime {
   // freeing may wait for the device).
   virtual Result<void*> allocDevice(size_t bytes) = 0;
   virtual void freeDevice(void* p) = 0;
+  // Loads tutti's kernels on the current device now, before any gate can
+  // hold a stream: a kernel's first launch loads it (CUDA's lazy loading),
+  // and loading waits for the device's streams to go idle.
+  virtual Status loadKernels() = 0;
   // The reduction kernels (kernels/reducer.h's contract) on a stream.
   virtual Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
                              RedOp op, int divisor, DeviceStream s) = 0;

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/cpu/reduce_table.h"
 #include "src/common/serial_worker.h"
@@ -32,6 +35,7 @@ struct EmulatedDevice::HostRange {
 
 struct EmulatedDevice::Stream {
   SerialWorker worker;
+  std::atomic<bool> capturing{false};  // setCapturing's
 };
 
 struct EmulatedDevice::Latch {
@@ -76,7 +80,7 @@ thread_local int tCurrentDevice = 0;
 
 // Bus ids the test did not give are made up, distinct per device.
 EmulatedDevice::EmulatedDevice(int devices, std::vector<std::string> busIds)
-    : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream) {
+    : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream), kernelsLoaded_(devices, 0) {
   for (int d = static_cast<int>(busIds_.size()); d < devices_; ++d) {
     char id[32];
     snprintf(id, sizeof(id), "0000:%02x:00.0", 0x10 + d);
@@ -246,19 +250,33 @@ Status EmulatedDevice::synchronize(DeviceStream s) {
   return Status::Ok();
 }
 
-Status EmulatedDevice::launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) {
-  streamOf(s).worker.post([this, fn, arg] {
+// As cuStreamWaitValue32: the word must be mapped into the device, and the
+// stream (not the caller) waits. Nothing else of the process is held.
+Status EmulatedDevice::waitWordAsync(DeviceStream s, const uint32_t* word, uint32_t value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (placeOf(word, sizeof(*word)) != Place::kMappedHost)
+      return Status(Code::kCudaError, "emulated device: a stream wait on a word not mapped into the device");
+    ++gatesPending_;
+  }
+  streamOf(s).worker.post([this, word, value] {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      ++hostFunctionsRunning_;
+      ++gatesHolding_;
     }
-    fn(arg);
+    while (static_cast<int32_t>(__atomic_load_n(word, __ATOMIC_ACQUIRE) - value) < 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     std::lock_guard<std::mutex> lock(mutex_);
-    --hostFunctionsRunning_;
-    ++counters_.hostFunctions;
+    --gatesHolding_;
+    --gatesPending_;
+    ++counters_.gates;
   });
   return Status::Ok();
 }
+
+void EmulatedDevice::setCapturing(DeviceStream s, bool on) { streamOf(s).capturing = on; }
+
+Result<bool> EmulatedDevice::capturing(DeviceStream s) { return streamOf(s).capturing.load(); }
 
 Result<void*> EmulatedDevice::allocPinned(size_t bytes) {
   bytes = (bytes + 4095) / 4096 * 4096;
@@ -344,7 +362,7 @@ Status EmulatedDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, 
 
 void EmulatedDevice::countMemoryCall() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (hostFunctionsRunning_ > 0) ++counters_.memoryCallsWhileStreamHeld;
+  if (gatesHolding_ > 0) ++counters_.memoryCallsWhileStreamHeld;
 }
 
 
@@ -359,9 +377,30 @@ Result<void*> EmulatedDevice::allocDevice(size_t bytes) {
   return alloc(bytes, *device);
 }
 
+Status EmulatedDevice::loadKernels() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  kernelsLoaded_[tCurrentDevice] = 1;
+  return Status::Ok();
+}
+
+// Loading waits for every stream of the device to go idle; a pending gate
+// waits for the very call that launches, so on a GPU this never returns.
+Status EmulatedDevice::loadOnFirstLaunch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kernelsLoaded_[tCurrentDevice]) return Status::Ok();
+  if (gatesPending_ > 0)
+    return Status(Code::kCudaError,
+                  "emulated device: a kernel's first launch on device " + std::to_string(tCurrentDevice) +
+                      " while a stream gate is pending; CUDA loads the kernel then (lazy loading) and waits "
+                      "for every stream to go idle, which the gate's stream never does");
+  kernelsLoaded_[tCurrentDevice] = 1;
+  return Status::Ok();
+}
+
 Status EmulatedDevice::reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
                                    RedOp op, int divisor, DeviceStream s) {
   const size_t bytes = count * dtypeSize(dtype);
+  TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {a, bytes}, {b, bytes}}, true, "reduce"));
   void* d = backing(dst);
   const void* x = backing(a);
@@ -374,6 +413,7 @@ Status EmulatedDevice::reduceAsync(void* dst, const void* a, const void* b, size
 Status EmulatedDevice::divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
                                    DeviceStream s) {
   const size_t bytes = count * dtypeSize(dtype);
+  TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, true, "divide"));
   void* d = backing(dst);
   const void* x = backing(src);

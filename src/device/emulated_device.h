@@ -35,7 +35,7 @@ class EmulatedDevice final : public DeviceRuntime {
 
   // What the device did so far (counts since the device was made).
   struct Counters {
-    int hostFunctions = 0;   // host functions run on any stream (gates)
+    int gates = 0;           // stream waits on a word (gates) passed on any stream
     int pinnedAllocations = 0;
     int ipcOpens = 0;        // device memory mapped from another process
     int hostRegistrations = 0;
@@ -43,9 +43,9 @@ class EmulatedDevice final : public DeviceRuntime {
     long peerOps = 0;        // another device's memory, or another process's (P2P)
     long mappedHostOps = 0;  // page-locked host memory mapped into the device
     long deviceOps = 0;      // only this device's own memory
-    // Device memory allocated, freed or mapped while a host function (a
-    // gate) held a stream: on a GPU a free then waits for the gate, which
-    // waits for the collective, which waits for the free.
+    // Device memory allocated, freed or mapped while a gate held a stream:
+    // on a GPU a free then waits for the gate, which waits for the
+    // collective, which waits for the free.
     int memoryCallsWhileStreamHeld = 0;
   };
   Counters counters() const;
@@ -65,7 +65,10 @@ class EmulatedDevice final : public DeviceRuntime {
   Status waitEvent(DeviceEvent e) override;
   void destroyEvent(DeviceEvent e) override;
   Status synchronize(DeviceStream s) override;
-  Status launchHostFunc(DeviceStream s, void (*fn)(void*), void* arg) override;
+  Status waitWordAsync(DeviceStream s, const uint32_t* word, uint32_t value) override;
+  Result<bool> capturing(DeviceStream s) override;
+  // Marks a stream as being captured into a graph (what a test needs of capture).
+  void setCapturing(DeviceStream s, bool on);
   Result<void*> allocPinned(size_t bytes) override;
   void freePinned(void* p) override;
   Result<void*> registerHost(void* p, size_t bytes) override;
@@ -77,6 +80,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Result<bool> eventDone(DeviceEvent e) override;
   Result<void*> allocDevice(size_t bytes) override;
   void freeDevice(void* p) override;
+  Status loadKernels() override;
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override;
   Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
@@ -106,6 +110,8 @@ class EmulatedDevice final : public DeviceRuntime {
   // Registers shared `bytes` (a memfd's mapping) behind a fresh unreadable address.
   void* addAllocation(char* bytes, size_t size, int device, int fd);
   void countMemoryCall();
+  // CUDA's lazy loading: a kernel's first launch on a device loads it.
+  Status loadOnFirstLaunch();
 
   int devices_;
   std::vector<std::string> busIds_;
@@ -115,7 +121,9 @@ class EmulatedDevice final : public DeviceRuntime {
   std::unique_ptr<Stream> defaultStream_;
   std::shared_ptr<Latch> latch_;
   Counters counters_;
-  int hostFunctionsRunning_ = 0;
+  int gatesHolding_ = 0;   // gates a stream has reached and waits at
+  int gatesPending_ = 0;   // gates queued and not yet passed
+  std::vector<char> kernelsLoaded_;  // per device
   bool peerAccess_ = true;
 };
 

@@ -5,7 +5,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -97,6 +99,56 @@ INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives,
                                            std::make_tuple(2, true), std::make_tuple(4, true)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
+                                  (std::get<1>(info.param) ? "shm_mapped" : "p2p");
+                         });
+
+// Ranks as threads of one process, each with its own communicator and
+// stream on device 0: their gates and the kernels of several communicators
+// share one CUDA context.
+class GpuCollectivesAsThreads : public GpuCollectives {};
+
+TEST_P(GpuCollectivesAsThreads, EveryCollectiveDtypeOpSharingDevice0) {
+  const int n = std::get<0>(GetParam());
+  const bool mapped = std::get<1>(GetParam());
+  EXPECT_EQ(inChild([n, mapped]() -> std::string {
+    setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
+    setenv("TUTTI_TIMEOUT", "120", 1);
+    setenv("TUTTI_P2P_DISABLE", mapped ? "1" : "0", 1);
+    tuttiUniqueId id;
+    if (tuttiGetUniqueId(&id) != tuttiSuccess) return std::string("unique id: ") + tuttiGetLastError(nullptr);
+    std::vector<std::string> errors(n);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&, r] {
+        if (cudaSetDevice(0) != cudaSuccess) {
+          errors[r] = "cudaSetDevice(0) failed";
+          return;
+        }
+        tuttiComm_t comm = nullptr;
+        if (tuttiCommInitRank(&comm, n, id, r) != tuttiSuccess) {
+          errors[r] = std::string("init: ") + tuttiGetLastError(nullptr);
+          return;
+        }
+        {
+          CudaCaseDevice dev;
+          errors[r] = runEveryCase(comm, r, n, {0, 1, 1031, (1 << 20) + 3}, &dev, 23);
+        }
+        tuttiCommDestroy(comm);
+      });
+    std::string all;
+    for (int r = 0; r < n; ++r) {
+      threads[r].join();
+      if (!errors[r].empty()) all += "rank " + std::to_string(r) + ": " + errors[r] + "\n";
+    }
+    return all;
+  }), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GpuCollectivesAsThreads,
+                         ::testing::Values(std::make_tuple(2, false), std::make_tuple(4, false),
+                                           std::make_tuple(4, true)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "threads_" +
                                   (std::get<1>(info.param) ? "shm_mapped" : "p2p");
                          });
 

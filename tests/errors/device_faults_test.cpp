@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,13 +21,17 @@ namespace {
 constexpr int kRanks = 4;
 constexpr int kTimeoutSeconds = 5;
 
+// TUTTI_TEST_REAL_GPU=1 (scripts/gpu-check.sh) runs the same faults on the
+// GPU the process sees instead of the emulated device.
 RankEnv twoNodes(int timeoutSeconds = kTimeoutSeconds) {
-  return [timeoutSeconds](int rank) {
-    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"},
-                                              {"TUTTI_TIMEOUT", std::to_string(timeoutSeconds)},
-                                              {"TUTTI_EMULATE_DEVICE", "1"},
-                                              {"TUTTI_P2P_BUFFSIZE", "1048576"},
-                                              {"TUTTI_HOSTID", "node" + std::to_string(rank / 2)}};
+  const bool realGpu = getenv("TUTTI_TEST_REAL_GPU") && std::string(getenv("TUTTI_TEST_REAL_GPU")) == "1";
+  return [timeoutSeconds, realGpu](int rank) {
+    std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"},
+                                           {"TUTTI_TIMEOUT", std::to_string(timeoutSeconds)},
+                                           {"TUTTI_P2P_BUFFSIZE", "1048576"},
+                                           {"TUTTI_HOSTID", "node" + std::to_string(rank / 2)}};
+    if (!realGpu) env["TUTTI_EMULATE_DEVICE"] = "1";
+    return env;
   };
 }
 

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# The GPU check, in one run of at most 8 minutes: every step below, its log
+# and data under OUTDIR, and a short table last. On a machine without a GPU
+# it runs what needs none (the sm_90 build is present, the emulated-device
+# tests, its own argument checks) and lists each GPU step as skipped, so the
+# script is tried before a GPU is lent. docs/gpu-check.md says how to call it.
+#
+#   scripts/gpu/check.sh OUTDIR [STEP...]     (STEP: run only the steps named)
+#
+# What it runs comes from .device/stage (scripts/gpu/prepare.sh makes it);
+# libraries the machine lacks come from .device/debs, unpacked under
+# /opt/tutti-sysroot, never into /.
+set -uo pipefail
+usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
+ALL_STEPS="env kernels collectives threads faults memcheck racecheck kernel-bandwidth perf perf-two-nodes nccl-tests torch emulated"
+[ $# -ge 1 ] || usage
+case $1 in -*) usage ;; esac
+out=$1; shift
+only=" $* "
+for s in "$@"; do [[ " $ALL_STEPS " == *" $s "* ]] || { echo "unknown step: $s" >&2; usage; }; done
+mkdir -p "$out" || { echo "cannot make $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stage=${TUTTI_GPU_STAGE:-$root/.device/stage}
+start=$SECONDS
+budget=${TUTTI_GPU_CHECK_SECONDS:-450}
+table=()
+
+wanted() { [ "$only" = "  " ] || [[ $only == *" $1 "* ]]; }
+record() { table+=("$(printf '%-17s %-7s %5s s  %s' "$1" "$2" "$3" "$4")"); }
+# step NAME LIMIT CMD...: runs CMD with a time limit, its output in NAME.log.
+step() {
+  local name=$1 limit=$2; shift 2
+  wanted "$name" || return 0
+  # Every step ends by the deadline: a late step gets what is left, or is skipped.
+  local left=$((budget - (SECONDS - start)))
+  if [ $left -lt 15 ]; then record "$name" skip 0 "out of time (TUTTI_GPU_CHECK_SECONDS=$budget)"; return 0; fi
+  [ $limit -gt $left ] && limit=$left
+  local t0=$SECONDS rc
+  echo "== $name (limit ${limit} s)" >&2
+  # A function of this script runs in a bash of its own, under the limit.
+  if declare -F "$1" >/dev/null; then set -- bash -c "$(declare -f "$1"); $1"; fi
+  timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  local status=pass
+  [ $rc -eq 0 ] || status=FAIL
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=TIMEOUT
+  # A GPU test that skips on a GPU machine did not run: that is a failure.
+  [ $gpu = 1 ] && grep -q '^\[  SKIPPED \]' "$out/$name.log" && status=FAIL
+  record "$name" "$status" $((SECONDS - t0)) "$(summary_of "$name" $rc)"
+  tail -n 3 "$out/$name.log" >&2
+}
+skip() { wanted "$1" && record "$1" skip 0 "$2"; return 0; }
+# A line for the table: gtest's count, nccl-tests' wrong count, or the last line.
+summary_of() {
+  local log=$out/$1.log
+  if grep -q '^\[  PASSED  \]\|^\[  FAILED  \]' "$log"; then
+    grep -h '^\[  PASSED  \]\|tests, listed below' "$log" | tr '\n' ' ' | cut -c1-70
+  elif grep -q 'Out of bounds values' "$log"; then
+    grep -h 'Out of bounds values' "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ';' | cut -c1-70
+  else
+    tail -n 1 "$log" | cut -c1-70
+  fi
+}
+
+export PATH=$PATH:/usr/local/cuda/bin
+gpu=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpu=1; fi
+why_skip="no GPU here (nvidia-smi lists none)"
+
+# Libraries this machine lacks, from the carried .debs.
+mpirun=$(command -v mpirun || true)
+if [ $gpu = 1 ] && [ -d "$root/.device/debs" ]; then
+  eval "$(bash "$root/scripts/gpu/sysroot.sh" "$root/.device/debs")"
+  mpirun=$OPAL_PREFIX/bin/mpirun.openmpi  # the Open MPI nccl-tests was built with
+fi
+export LD_LIBRARY_PATH=$stage:$stage/nccl:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TUTTI_SOCKET_IFNAME=lo
+tests=$stage/tests bench=$stage/bench
+export out root stage tests bench mpirun
+
+if [ ! -x "$tests/gpu_test" ]; then
+  echo "no staged build in $stage: run scripts/gpu/prepare.sh first" >&2
+  exit 2
+fi
+if command -v cuobjdump >/dev/null; then
+  step build-sm90 20 bash -c "cuobjdump --list-elf '$tests/gpu_test' | grep -q sm_90 && echo 'gpu_test holds sm_90 code'"
+fi
+
+# The PyTorch backend compiles on the CPUs while the GPU steps run: it is
+# built against the torch installed here, which this machine alone has.
+torch_build=""
+if [ $gpu = 1 ] && wanted torch && python3 -c 'import torch; assert torch.version.cuda' 2>/dev/null; then
+  export torch_build=$out/torch-build
+  mkdir -p "$torch_build"
+  (cd "$root/python" && TUTTI_BUILD_DIR=$stage MAX_JOBS=8 timeout 300 python3 setup.py -q build \
+     --build-base "$torch_build/tmp" --build-lib "$torch_build/lib" >"$out/torch-build.log" 2>&1;
+   echo "exit $?" >>"$out/torch-build.log") &
+  torch_pid=$!
+fi
+
+if [ $gpu = 1 ]; then
+  step env 30 bash -c 'nvidia-smi; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv;
+    nvcc --version | tail -1; python3 -c "import torch; print(\"torch\", torch.__version__, torch.version.cuda)" || true'
+  # The paths the emulator's strictness is about come first: kernels right
+  # after other CUDA calls, gates, several communicators in one process.
+  step kernels 60 "$tests/gpu_test" --gtest_filter='CudaKernels.*'
+  step collectives 90 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
+  step threads 45 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
+  step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \
+    --gtest_filter='Victims/KilledOnDevice.*:DeviceFaults.*'
+  # NVIDIA's clients on tutti's libnccl.so.2: every rank on device 0.
+  if [ -x "$stage/nccl-tests/all_reduce_perf" ] && [ -x "$mpirun" ]; then
+    nccl_tests() {
+      local t n
+      for n in 1 2 4; do
+        for t in all_reduce all_gather broadcast reduce_scatter; do
+          echo "## ${t}_perf, $n ranks"
+          "$mpirun" --allow-run-as-root --oversubscribe -np $n --bind-to none -x LD_LIBRARY_PATH \
+            -x NCCL_TESTS_DEVICE=0 -x TUTTI_SOCKET_IFNAME=lo -x OPAL_PREFIX \
+            "$stage/nccl-tests/${t}_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 5 -w 2 || echo "FAILED: $t $n"
+        done
+      done
+      ! grep -q 'FAILED' "$out/nccl-tests.log" && ! grep -q 'Out of bounds values : [1-9]' "$out/nccl-tests.log"
+    }
+    step nccl-tests 60 nccl_tests
+  else
+    skip nccl-tests "no nccl-tests in $stage/nccl-tests, or no mpirun"
+  fi
+  if wanted torch; then
+    if [ -n "$torch_build" ]; then
+      wait "$torch_pid"
+      torch_runs() {
+        local port=29611 b
+        for b in gloo nccl tutti; do
+          local pre=() path=""
+          [ $b = nccl ] && pre=(env LD_PRELOAD="$stage/nccl/libnccl.so.2")
+          [ $b = tutti ] && path=$torch_build/lib
+          echo "## $b"
+          PYTHONPATH=$path${PYTHONPATH:+:$PYTHONPATH} "${pre[@]}" python3 -m torch.distributed.run \
+            --nproc_per_node 2 --master_port $((port++)) "$root/tests/python/gpu_ddp.py" $b "$out/ddp-$b.json" ||
+            { echo "FAILED: $b"; continue; }
+        done
+        python3 "$root/tests/python/compare_runs.py" "$out/ddp-gloo.json" "$out/ddp-nccl.json" 1e-6 &&
+          python3 "$root/tests/python/compare_runs.py" "$out/ddp-gloo.json" "$out/ddp-tutti.json" 1e-6
+      }
+      step torch 80 torch_runs
+    else
+      skip torch "python3 has no CUDA build of torch"
+    fi
+  fi
+  # tutti-perf on device buffers, 2, 4 and 8 ranks on the one GPU.
+  perf_all() {
+    local n c
+    for n in 4 2 8; do
+      for c in allreduce allgather broadcast reducescatter; do
+        echo "## $c, $n ranks"
+        "$bench/tutti-perf" -G 1 -np $n -C $c -b 8 -e 1G -f 8 -n 3 -w 1 -c 1 \
+          --json "$out/perf-$c-$n.json" || echo "FAILED: $c $n ranks"
+      done
+    done
+    ! grep -q FAILED "$out/perf.log"
+  }
+  step perf 90 perf_all
+  # Two pretend nodes of 2 ranks (TUTTI_HOSTID): the network path carries device chunks.
+  two_nodes() {
+    local r pids=() rc=0
+    for r in 0 1 2 3; do
+      RANK=$r WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 TUTTI_HOSTID=node$((r / 2)) \
+        "$bench/tutti-perf" -G 1 -C allreduce -b 8 -e 256M -f 8 -n 5 -w 2 -c 1 \
+        $([ $r = 0 ] && echo --json "$out/perf-two-nodes.json") >"$out/perf-two-nodes.rank$r" 2>&1 &
+      pids+=($!)
+    done
+    for r in "${pids[@]}"; do wait "$r" || rc=1; done
+    cat "$out/perf-two-nodes.rank0"
+    return $rc
+  }
+  step perf-two-nodes 30 two_nodes
+  if command -v compute-sanitizer >/dev/null; then
+    step memcheck 40 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Ranks/GpuCollectives.*/2ranks_p2p'
+    step racecheck 25 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Threads/GpuCollectivesAsThreads.*/2threads_p2p'
+  else
+    skip memcheck "compute-sanitizer not on the PATH"
+    skip racecheck "compute-sanitizer not on the PATH"
+  fi
+  step kernel-bandwidth 30 "$bench/cuda-kernels-bench" --benchmark_min_time=0.2 \
+    --benchmark_filter='float32_sum|bfloat16_sum|copyKernel' --benchmark_out="$out/kernels.json"
+else
+  for s in env kernels collectives threads faults memcheck racecheck kernel-bandwidth perf perf-two-nodes nccl-tests torch; do
+    skip $s "$why_skip"
+  done
+fi
+
+# The emulated device's tests (no GPU needed); on a GPU machine they are
+# left to CI, where they always run.
+if [ $gpu = 0 ]; then
+  build=${BUILD_DIR:-$root/build-gpu}
+  if [ -x "$build/tests/device_buffers_test" ]; then
+    step emulated 400 bash -c "'$build/tests/device_buffers_test' && '$build/tests/errors_test' --gtest_filter='*Device*'"
+  else
+    skip emulated "no $build/tests/device_buffers_test"
+  fi
+fi
+
+echo
+echo "GPU check, $(date -u +%FT%TZ), $((SECONDS - start)) s, GPU: $([ $gpu = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)"
+printf '%-17s %-7s %7s  %s\n' step status time note
+printf '%s\n' "${table[@]}" | tee "$out/summary.txt"
+! printf '%s\n' "${table[@]}" | grep -q 'FAIL\|TIMEOUT'
