@@ -129,13 +129,10 @@ class CudaRuntime final : public DeviceRuntime {
   }
   void unregisterHost(void* p) override { cudaHostUnregister(p); }
 
-  Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch, size_t width,
-                     size_t rows, DeviceStream s) override {
-    TUTTI_CUDA_CHECK(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows, cudaMemcpyDefault,
-                                       static_cast<cudaStream_t>(s)));
+  Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override {
+    TUTTI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(s)));
     return Status::Ok();
   }
-
   Result<DeviceEvent> createEvent() override {
     cudaEvent_t e = nullptr;
     TUTTI_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));

@@ -34,9 +34,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   void freePinned(void*) override {}
   Result<void*> registerHost(void*, size_t) override { return refuse(); }
   void unregisterHost(void*) override {}
-  Status copy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, DeviceStream) override {
-    return refuse();
-  }
+  Status copyAsync(void*, const void*, size_t, DeviceStream) override { return refuse(); }
   Result<DeviceEvent> createEvent() override { return refuse(); }
   Status recordInto(DeviceEvent, DeviceStream) override { return refuse(); }
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }

@@ -71,9 +71,9 @@ class DeviceRuntime {
   // transport's slots) and maps it into every device; the device address.
   virtual Result<void*> registerHost(void* p, size_t bytes) = 0;
   virtual void unregisterHost(void* p) = 0;
-  // A strided copy of `rows` rows of `width` bytes between any two memories.
-  virtual Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
-                             size_t width, size_t rows, DeviceStream s) = 0;
+  // One contiguous copy of any size between any two memories (not a
+  // one-row 2-D copy: CUDA bounds a pitch at 2^31 - 1 bytes).
+  virtual Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
 
   // Events kept and recorded again (the P2P transport's per-slot events).
   virtual Result<DeviceEvent> createEvent() = 0;

@@ -1,5 +1,6 @@
 #include "src/device/emulated_device.h"
 
+#include <execinfo.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -119,7 +120,7 @@ void* EmulatedDevice::alloc(size_t bytes, int device) {
   return addAllocation(static_cast<char*>(data), bytes, device, fd);
 }
 
-void EmulatedDevice::free(void* p) {
+void EmulatedDevice::unmap(void* p) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < allocations_.size(); ++i)
     if (allocations_[i]->address == p) {
@@ -289,7 +290,7 @@ Result<void*> EmulatedDevice::allocPinned(size_t bytes) {
 }
 
 void EmulatedDevice::freePinned(void* p) {
-  unregisterHost(p);
+  unregisterHost(p);  // waits as cudaFreeHost does
   std::free(p);
 }
 
@@ -307,6 +308,7 @@ Result<void*> EmulatedDevice::registerHost(void* p, size_t bytes) {
 }
 
 void EmulatedDevice::unregisterHost(void* p) {
+  waitForQueuedGates("a host unregistration");
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < mapped_.size(); ++i)
     if (mapped_[i]->base == p) {
@@ -347,16 +349,11 @@ Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t
   return Status::Ok();
 }
 
-Status EmulatedDevice::copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch,
-                               size_t width, size_t rows, DeviceStream s) {
-  if (width > dstPitch && rows > 1) return InvalidArgument("emulated copy: width exceeds pitch");
-  const size_t span = rows == 0 ? 0 : (rows - 1) * std::max(dstPitch, srcPitch) + width;
-  TUTTI_RETURN_IF_ERROR(touch({{dst, span}, {src, span}}, false, "copy"));
+Status EmulatedDevice::copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) {
+  TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, false, "copy"));
   char* d = static_cast<char*>(backing(dst));
   const char* from = static_cast<const char*>(backing(src));
-  streamOf(s).worker.post([=] {
-    for (size_t r = 0; r < rows; ++r) std::memmove(d + r * dstPitch, from + r * srcPitch, width);
-  });
+  streamOf(s).worker.post([=] { std::memmove(d, from, bytes); });
   return Status::Ok();
 }
 
@@ -365,6 +362,42 @@ void EmulatedDevice::countMemoryCall() {
   if (gatesHolding_ > 0) ++counters_.memoryCallsWhileStreamHeld;
 }
 
+// CUDA synchronizes the device for frees (cudaFree, cudaFreeHost,
+// cudaHostUnregister): they wait until every queued gate has passed. A gate
+// whose call needs this thread never does: on a GPU a hang; here an abort
+// that says so, after a while. (Whether allocations and registrations wait
+// too is not documented; they are only counted, in memoryCallsWhileStreamHeld.)
+void EmulatedDevice::waitForQueuedGates(const char* call) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(kGateWaitLimitSeconds);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (gatesPending_ == 0) return;
+    }
+    if (std::chrono::steady_clock::now() > limit) {
+      int pending, holding;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending = gatesPending_;
+        holding = gatesHolding_;
+      }
+      fprintf(stderr,
+              "emulated device: %s waited %d s for the device to go idle while %d stream gate(s) were "
+              "queued (%d reached): CUDA synchronizes the device for it, so on a GPU this is a deadlock "
+              "when a gate's call needs this thread\n",
+              call, kGateWaitLimitSeconds, pending, holding);
+      void* frames[32];
+      backtrace_symbols_fd(frames, backtrace(frames, 32), 2);  // who made the call
+      abort();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void EmulatedDevice::free(void* p) {
+  waitForQueuedGates("a device free");
+  unmap(p);
+}
 
 void EmulatedDevice::freeDevice(void* p) {
   countMemoryCall();

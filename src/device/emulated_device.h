@@ -73,8 +73,7 @@ class EmulatedDevice final : public DeviceRuntime {
   void freePinned(void* p) override;
   Result<void*> registerHost(void* p, size_t bytes) override;
   void unregisterHost(void* p) override;
-  Status copy2DAsync(void* dst, size_t dstPitch, const void* src, size_t srcPitch, size_t width,
-                     size_t rows, DeviceStream s) override;
+  Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override;
   Result<DeviceEvent> createEvent() override;
   Status recordInto(DeviceEvent e, DeviceStream s) override;
   Result<bool> eventDone(DeviceEvent e) override;
@@ -92,7 +91,10 @@ class EmulatedDevice final : public DeviceRuntime {
   // through /proc, mapped at a fresh unreadable address there.
   Result<DeviceIpcHandle> exportMemory(void* p) override;
   Result<void*> openMemory(const DeviceIpcHandle& handle) override;
-  void closeMemory(void* p) override { freeDevice(p); }
+  void closeMemory(void* p) override {
+    countMemoryCall();
+    unmap(p);
+  }
 
  private:
   struct Allocation;
@@ -110,6 +112,11 @@ class EmulatedDevice final : public DeviceRuntime {
   // Registers shared `bytes` (a memfd's mapping) behind a fresh unreadable address.
   void* addAllocation(char* bytes, size_t size, int device, int fd);
   void countMemoryCall();
+  // What CUDA's frees wait for: every queued gate (aborts past a limit).
+  void waitForQueuedGates(const char* call);
+  static constexpr int kGateWaitLimitSeconds = 30;
+  // free() without the wait (IPC closes, which CUDA does not synchronize).
+  void unmap(void* p);
   // CUDA's lazy loading: a kernel's first launch on a device loads it.
   Status loadOnFirstLaunch();
 

@@ -51,7 +51,7 @@ Status copyNow(void* dst, const void* src, size_t bytes) {
   if (!dst || !src) return InvalidArgument(std::string(dst ? "src" : "dst") + " is NULL");
   DeviceRuntime& rt = deviceRuntime();
   TUTTI_RETURN_IF_ERROR(needDevice(rt));
-  TUTTI_RETURN_IF_ERROR(rt.copy2DAsync(dst, bytes, src, bytes, bytes, 1, nullptr));
+  TUTTI_RETURN_IF_ERROR(rt.copyAsync(dst, src, bytes, nullptr));
   return rt.synchronize(nullptr);
 }
 

@@ -36,6 +36,11 @@ enum NcclOp : int { kNumOps = 5, kMaxRedOp = 0x7fffffff };
 
 enum ScalarResidence : int { kScalarDevice = 0, kScalarHostImmediate = 1 };
 
+// ncclTeam_t (nccl_device/core.h): a strided set of ranks, passed by value.
+struct Team {
+  int nRanks, rank, stride;
+};
+
 constexpr int kUniqueIdBytes = 128;
 struct UniqueId {
   char internal[kUniqueIdBytes];

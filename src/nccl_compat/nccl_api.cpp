@@ -338,6 +338,48 @@ Result ncclCommWindowDeregister(ncclComm*, void*) {
   return refuse(kInvalidUsage, "ncclCommWindowDeregister", "symmetric memory windows are not supported by tutti");
 }
 
+// ------------------------------------------ NCCL 2.28's device API (host side)
+// nccl_device.h's kernels run inside NCCL's own communicator; tutti has none
+// to give, so creating one is refused. The teams are plain rank arithmetic:
+// the world, and this rank alone as the load/store-accessible team. PyTorch
+// 2.11's libtorch_cuda.so links these names, so they must exist.
+
+Result ncclDevCommCreate(ncclComm* comm, const void*, void*) {
+  return refuse(kInvalidUsage, "ncclDevCommCreate", "NCCL's device API (nccl_device.h) is not supported by tutti", comm);
+}
+Result ncclDevCommDestroy(ncclComm* comm, const void*) {
+  return refuse(kInvalidUsage, "ncclDevCommDestroy", "NCCL's device API (nccl_device.h) is not supported by tutti", comm);
+}
+Result ncclLsaBarrierCreateRequirement(Team, int, void*, void*) {
+  return refuse(kInvalidUsage, "ncclLsaBarrierCreateRequirement", "NCCL's device API is not supported by tutti");
+}
+Result ncclGinBarrierCreateRequirement(ncclComm* comm, Team, int, void*, void*) {
+  return refuse(kInvalidUsage, "ncclGinBarrierCreateRequirement", "NCCL's device API is not supported by tutti", comm);
+}
+Result ncclLLA2ACreateRequirement(int, int, void*, void*) {
+  return refuse(kInvalidUsage, "ncclLLA2ACreateRequirement", "NCCL's device API is not supported by tutti");
+}
+int ncclLLA2ACalcSlots(int, int) { return 0; }  // no slots: nothing of the device API is served
+
+Team ncclTeamWorld(ncclComm* comm) {
+  int n = 0, rank = 0;
+  if (isComm(comm)) {
+    tuttiCommCount(comm->tutti, &n);
+    tuttiCommUserRank(comm->tutti, &rank);
+  }
+  return {n, rank, 1};
+}
+Team ncclTeamLsa(ncclComm*) { return {1, 0, 1}; }
+Team ncclTeamRail(ncclComm* comm) { return ncclTeamWorld(comm); }  // one rank per LSA team: the world
+int ncclTeamRankToWorld(ncclComm* comm, Team team, int rank) {
+  return ncclTeamWorld(comm).rank + (rank - team.rank) * team.stride;
+}
+int ncclTeamRankToLsa(ncclComm* comm, Team team, int rank) {
+  return ncclTeamRankToWorld(comm, team, rank) == ncclTeamWorld(comm).rank ? 0 : -1;
+}
+void ncclResetDebugInit() {}
+void ncclResetDebugInitInternal() {}  // NVIDIA's library exports it: a program may name it
+
 // ---------------------------------------------------------------- custom ops
 
 Result ncclRedOpCreatePreMulSum(int* op, void* scalar, int datatype, ScalarResidence residence,

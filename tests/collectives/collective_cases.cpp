@@ -23,9 +23,9 @@ const char* collLabel(Coll c) {
 namespace {
 
 // Buffers reused across cases (growing only): large cases do not pay for
-// fresh pages every time.
+// fresh pages every time. One set per thread: ranks may be threads.
 std::vector<unsigned char>& scratch(int which, size_t bytes) {
-  static std::vector<unsigned char> buffers[3];
+  static thread_local std::vector<unsigned char> buffers[3];
   if (buffers[which].size() < bytes) buffers[which].resize(bytes);
   return buffers[which];
 }

@@ -14,8 +14,10 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "src/device/device_reducer.h"
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
@@ -149,7 +151,7 @@ TEST(DeviceBuffers, StreamOrdered) {
     d.download(back.data(), buf, count * 4);
     if (back[0] != ctx.rank + 1) return "the result arrived before the stream got to the call";
     // Queued after the call: must copy the reduced values.
-    if (!d.copy2DAsync(copy, count * 4, buf, count * 4, count * 4, 1, s).ok()) return "copy";
+    if (!d.copyAsync(copy, buf, count * 4, s).ok()) return "copy";
     d.release();
     if (!d.synchronize(s).ok()) return "synchronize";
     d.download(back.data(), copy, count * 4);
@@ -167,6 +169,66 @@ TEST(DeviceBuffers, StreamOrdered) {
     return "";
   };
   EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(Path::kP2p))), "");
+}
+
+// Ranks as threads of one process, each with its own communicator and
+// stream, as on a GPU (gpu_test's GpuCollectivesAsThreads). CUDA
+// synchronizes the device for frees, so every buffer is made before the
+// first call: a free while another rank's call is queued behind its gate
+// would wait for that call, which waits for this thread.
+class DeviceThreads : public ::testing::TestWithParam<Path> {};
+
+TEST_P(DeviceThreads, EveryCollectiveDtypeOp) {
+  const Path path = GetParam();
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    const int n = 3;
+    const std::vector<size_t> counts{0, 1, 1031, 70001};
+    return runThreadRanks(n, [&](int r, const tuttiUniqueId& id) -> std::string {
+      // Made before init, which returns once every rank has come: no
+      // rank's call can be queued yet.
+      EmulatedCaseDevice dev(d);
+      // runCase's largest: an all-to-all's int64 input and output, and canaries.
+      const size_t most = 2 * n * 8 * counts.back() + 64;
+      dev.buffer(0, most);
+      dev.buffer(1, most);
+      tuttiComm_t comm = nullptr;
+      if (tuttiCommInitRank(&comm, n, id, r) != tuttiSuccess) return std::string("init: ") + tuttiGetLastError(nullptr);
+      std::string err = runEveryCase(comm, r, n, counts, &dev, 31 + ctx.rank);
+      tuttiCommDestroy(comm);
+      return err;
+    });
+  };
+  EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(path), 600)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, DeviceThreads, ::testing::Values(Path::kP2p, Path::kShm),
+                         [](const auto& info) { return pathName(info.param); });
+
+// A device call's whole-buffer copy (out of place, one rank) past 2 GiB: it
+// was a one-row 2-D copy, which CUDA refuses past a pitch of 2^31 - 1 bytes.
+TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {
+  FakeDevice d(1);
+  const size_t bytes = (size_t{2} << 30) + 24;
+  char* src = static_cast<char*>(d.alloc(bytes));
+  char* dst = static_cast<char*>(d.alloc(bytes));
+  const uint64_t head = 0x1122334455667788ull, tail = 0x99aabbccddeeff00ull;
+  d.upload(src, &head, 8);
+  d.upload(src + bytes - 8, &tail, 8);
+  tutti::DeviceStream s = *d.createStream();
+  tutti::DeviceReducer reducer(d, s);
+  reducer.copy(dst, src, bytes);
+  ASSERT_TRUE(d.synchronize(s).ok());
+  tutti::Status st = reducer.takeError();
+  ASSERT_TRUE(st.ok()) << st.message();
+  uint64_t gotHead = 0, gotTail = 0;
+  d.download(&gotHead, dst, 8);
+  d.download(&gotTail, dst + bytes - 8, 8);
+  EXPECT_EQ(gotHead, head);
+  EXPECT_EQ(gotTail, tail);
+  d.destroyStream(s);
+  d.free(src);
+  d.free(dst);
 }
 
 // Four ranks in one process sharing device 0 and one stream, in a group.

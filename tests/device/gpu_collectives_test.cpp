@@ -114,33 +114,23 @@ TEST_P(GpuCollectivesAsThreads, EveryCollectiveDtypeOpSharingDevice0) {
     setenv("TUTTI_SOCKET_IFNAME", "lo", 1);
     setenv("TUTTI_TIMEOUT", "120", 1);
     setenv("TUTTI_P2P_DISABLE", mapped ? "1" : "0", 1);
-    tuttiUniqueId id;
-    if (tuttiGetUniqueId(&id) != tuttiSuccess) return std::string("unique id: ") + tuttiGetLastError(nullptr);
-    std::vector<std::string> errors(n);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r)
-      threads.emplace_back([&, r] {
-        if (cudaSetDevice(0) != cudaSuccess) {
-          errors[r] = "cudaSetDevice(0) failed";
-          return;
-        }
-        tuttiComm_t comm = nullptr;
-        if (tuttiCommInitRank(&comm, n, id, r) != tuttiSuccess) {
-          errors[r] = std::string("init: ") + tuttiGetLastError(nullptr);
-          return;
-        }
-        {
-          CudaCaseDevice dev;
-          errors[r] = runEveryCase(comm, r, n, {0, 1, 1031, (1 << 20) + 3}, &dev, 23);
-        }
-        tuttiCommDestroy(comm);
-      });
-    std::string all;
-    for (int r = 0; r < n; ++r) {
-      threads[r].join();
-      if (!errors[r].empty()) all += "rank " + std::to_string(r) + ": " + errors[r] + "\n";
-    }
-    return all;
+    return runThreadRanks(n, [n](int r, const tuttiUniqueId& id) -> std::string {
+      if (cudaSetDevice(0) != cudaSuccess) return "cudaSetDevice(0) failed";
+      // Every buffer before init, which returns once every rank has come:
+      // CUDA synchronizes the device for cudaMalloc and cudaFree, which
+      // would wait for another rank's call queued behind its gate, which
+      // waits for this thread.
+      CudaCaseDevice dev;
+      // runCase's largest: an all-to-all's int64 input and output, and canaries.
+      const size_t most = 2 * n * 8 * ((1 << 20) + 3) + 64;
+      dev.buffer(0, most);
+      dev.buffer(1, most);
+      tuttiComm_t comm = nullptr;
+      if (tuttiCommInitRank(&comm, n, id, r) != tuttiSuccess) return std::string("init: ") + tuttiGetLastError(nullptr);
+      std::string err = runEveryCase(comm, r, n, {0, 1, 1031, (1 << 20) + 3}, &dev, 23);
+      tuttiCommDestroy(comm);
+      return err;
+    });
   }), "");
 }
 

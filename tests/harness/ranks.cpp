@@ -161,6 +161,20 @@ std::string summarize(const std::vector<RankOutcome>& outcomes) {
   return s;
 }
 
+std::string runThreadRanks(int nranks, const ThreadRankBody& body) {
+  tuttiUniqueId id;
+  if (tuttiGetUniqueId(&id) != tuttiSuccess) return std::string("unique id: ") + tuttiGetLastError(nullptr);
+  std::vector<std::string> errors(nranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) threads.emplace_back([&, r] { errors[r] = body(r, id); });
+  std::string all;
+  for (int r = 0; r < nranks; ++r) {
+    threads[r].join();
+    if (!errors[r].empty()) all += "thread rank " + std::to_string(r) + ": " + errors[r] + "\n";
+  }
+  return all;
+}
+
 std::string initComm(const RankContext& ctx, tuttiComm_t* comm) {
   tuttiResult_t r = tuttiCommInitRank(comm, ctx.nranks, ctx.id, ctx.rank);
   if (r != tuttiSuccess)

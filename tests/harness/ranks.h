@@ -36,6 +36,12 @@ std::vector<RankOutcome> runRanks(int nranks, const RankBody& body, const RankEn
 // A convenience: "" when every rank passed, else each failing rank's story.
 std::string summarize(const std::vector<RankOutcome>& outcomes);
 
+// Runs body as N ranks on threads of this process (a communicator each, as
+// NCCL's one-process multi-GPU programs make them): one unique id, made
+// here, for all. "" when every rank passed, else each failing rank's story.
+using ThreadRankBody = std::function<std::string(int rank, const tuttiUniqueId& id)>;
+std::string runThreadRanks(int nranks, const ThreadRankBody& body);
+
 // Inits a communicator in a rank body; returns the error text or "".
 std::string initComm(const RankContext& ctx, tuttiComm_t* comm);
 

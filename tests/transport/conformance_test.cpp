@@ -193,7 +193,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
       return;
     }
     const size_t n = data.size();
-    ASSERT_TRUE(testDevice().copy2DAsync(slot, n, data.data(), n, n, 1, testStream()).ok());
+    ASSERT_TRUE(testDevice().copyAsync(slot, data.data(), n, testStream()).ok());
     ASSERT_TRUE(testDevice().synchronize(testStream()).ok());
   }
   std::vector<char> read(const void* slot, size_t bytes) {
@@ -202,7 +202,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
       std::memcpy(out.data(), slot, bytes);
       return out;
     }
-    EXPECT_TRUE(testDevice().copy2DAsync(out.data(), bytes, slot, bytes, bytes, 1, testStream()).ok());
+    EXPECT_TRUE(testDevice().copyAsync(out.data(), slot, bytes, testStream()).ok());
     EXPECT_TRUE(testDevice().synchronize(testStream()).ok());
     return out;
   }
