@@ -117,7 +117,7 @@ CollectiveArgs makeArgs(Collective coll, const void* send, void* recv, size_t co
 Status dispatch(tuttiComm_t comm, Communicator& c, CollectiveArgs&& args, const char* api,
                 void* stream) {
   if (comm->finalized.load()) return InvalidUsage("the communicator was finalized");
-  TUTTI_RETURN_IF_ERROR(buffersOnDevice(c, args.input, args.output, &args.onDevice));
+  TUTTI_RETURN_IF_ERROR(buffersOnDevice(c, args.input, args.output, dtypeSize(args.dtype), &args.onDevice));
   args.stream = stream;
   if (groupActive()) return submit(&c, args);
   if (args.onDevice) {

@@ -1,5 +1,8 @@
 #include "src/api/stream_calls.h"
 
+#include <cstdint>
+#include <cstdio>
+
 #include "src/api/api_guard.h"
 
 namespace tutti {
@@ -13,7 +16,7 @@ std::string whereIs(const PointerInfo& p) {
 }  // namespace
 
 Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const void* sendbuff,
-                           const void* recvbuff, bool* onDevice) {
+                           const void* recvbuff, size_t elemSize, bool* onDevice) {
   PointerInfo send = rt.pointerInfo(sendbuff), recv = rt.pointerInfo(recvbuff);
   if (sendbuff && recvbuff && send.onDevice != recv.onDevice)
     return InvalidArgument("sendbuff is " + whereIs(send) + " but recvbuff is " + whereIs(recv) +
@@ -30,6 +33,16 @@ Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const vo
     if (q->onDevice && q->device != comm.device())
       return InvalidUsage(std::string(q == &send ? "sendbuff" : "recvbuff") + " is " + whereIs(*q) +
                           " but the communicator serves device " + std::to_string(comm.device()));
+  // A GPU's kernel faults on a misaligned element, and the fault ends the
+  // process's CUDA context: refuse it here instead.
+  for (const void* b : {sendbuff, recvbuff})
+    if (reinterpret_cast<uintptr_t>(b) % elemSize != 0) {
+      char where[32];
+      snprintf(where, sizeof(where), "%p", b);
+      return InvalidArgument(std::string(b == sendbuff ? "sendbuff " : "recvbuff ") + where +
+                             " is not aligned to its " + std::to_string(elemSize) +
+                             "-byte elements: a GPU cannot read misaligned device memory");
+    }
   return Status::Ok();
 }
 

@@ -12,13 +12,14 @@ namespace tutti {
 
 // Where the call's buffers live (`onDevice`): false for host memory, true
 // for the communicator's device. Mixed kinds, another device than the
-// communicator's, or a host-only communicator are refused, naming the buffer.
+// communicator's, a host-only communicator, and device buffers not aligned
+// to their elements (`elemSize`) are refused, naming the buffer.
 Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const void* sendbuff,
-                           const void* recvbuff, bool* onDevice);
+                           const void* recvbuff, size_t elemSize, bool* onDevice);
 inline Status buffersOnDevice(const Communicator& comm, const void* sendbuff, const void* recvbuff,
-                              bool* onDevice) {
+                              size_t elemSize, bool* onDevice) {
   DeviceRuntime& rt = deviceRuntime();
-  if (rt.hasDeviceMemory()) return askWhereBuffersLive(rt, comm, sendbuff, recvbuff, onDevice);
+  if (rt.hasDeviceMemory()) return askWhereBuffersLive(rt, comm, sendbuff, recvbuff, elemSize, onDevice);
   *onDevice = false;
   return Status::Ok();
 }

@@ -88,6 +88,10 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
     p->comm = b.comm;
     p->calls = std::move(b.calls);
     prepared.push_back(p);
+    // An event is made on the current device and recorded only on a stream
+    // of that device: a group over several GPUs leaves the last one current.
+    DeviceScope scope(rt, p->comm->device());
+    if (!scope.status().ok()) return undo(scope.status());
     for (DeviceStream s : streamsOf(p->calls)) {
       auto e = rt.recordEvent(s);
       if (!e.ok()) return undo(e.status().withContext("recording the inputs' event on the stream"));

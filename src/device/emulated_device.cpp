@@ -35,6 +35,8 @@ struct EmulatedDevice::HostRange {
 };
 
 struct EmulatedDevice::Stream {
+  explicit Stream(int d) : device(d) {}
+  const int device;  // a stream belongs to the device current when it was made
   SerialWorker worker;
   std::atomic<bool> capturing{false};  // setCapturing's
 };
@@ -50,6 +52,8 @@ namespace {
 // Records are counted on the caller's thread and reached on the stream's:
 // the event is done when every record so far has been reached.
 struct Event {
+  explicit Event(int d) : device(d) {}
+  const int device;  // the device current when it was made
   std::mutex mutex;
   std::condition_variable done;
   uint64_t recorded = 0;
@@ -81,7 +85,8 @@ thread_local int tCurrentDevice = 0;
 
 // Bus ids the test did not give are made up, distinct per device.
 EmulatedDevice::EmulatedDevice(int devices, std::vector<std::string> busIds)
-    : devices_(devices), busIds_(std::move(busIds)), defaultStream_(new Stream), kernelsLoaded_(devices, 0) {
+    : devices_(devices), busIds_(std::move(busIds)), kernelsLoaded_(devices, 0) {
+  for (int d = 0; d < devices_; ++d) defaultStreams_.push_back(std::make_unique<Stream>(d));
   for (int d = static_cast<int>(busIds_.size()); d < devices_; ++d) {
     char id[32];
     snprintf(id, sizeof(id), "0000:%02x:00.0", 0x10 + d);
@@ -98,7 +103,7 @@ void unmapAllocation(char* address, char* bytes, size_t size, int fd) {
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
-  defaultStream_.reset();
+  defaultStreams_.clear();
   for (auto& a : allocations_) unmapAllocation(a->address, a->bytes, a->size, a->fd);
 }
 
@@ -111,6 +116,7 @@ void* EmulatedDevice::addAllocation(char* bytes, size_t size, int device, int fd
 }
 
 void* EmulatedDevice::alloc(size_t bytes, int device) {
+  if (Status st = notForked(); !st.ok()) throw std::runtime_error(st.message());
   bytes = (bytes + 4095) / 4096 * 4096;
   int fd = memfd_create("tutti-fake-device", MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0)
@@ -178,7 +184,17 @@ EmulatedDevice::Counters EmulatedDevice::counters() const {
 
 Result<int> EmulatedDevice::currentDevice() { return tCurrentDevice; }
 
+// CUDA does not survive fork: a child of a process that used the device
+// fails every call (cudaErrorInitializationError).
+Status EmulatedDevice::notForked() const {
+  if (getpid() == owner_) return Status::Ok();
+  return Status(Code::kCudaError, "emulated device: initialization error: this process (pid " +
+                                      std::to_string(getpid()) + ") was forked from one that used the device (pid " +
+                                      std::to_string(owner_) + ")");
+}
+
 Status EmulatedDevice::setDevice(int device) {
+  TUTTI_RETURN_IF_ERROR(notForked());
   if (device < 0 || device >= devices_)
     return Status(Code::kCudaError, "emulated device " + std::to_string(device) + " does not exist");
   tCurrentDevice = device;
@@ -200,33 +216,52 @@ PointerInfo EmulatedDevice::pointerInfo(const void* p) {
 }
 
 EmulatedDevice::Stream& EmulatedDevice::streamOf(DeviceStream s) {
-  return s ? *static_cast<Stream*>(s) : *defaultStream_;
+  return s ? *static_cast<Stream*>(s) : *defaultStreams_[tCurrentDevice];  // one legacy stream per device
 }
 
-Result<DeviceStream> EmulatedDevice::createStream() { return static_cast<DeviceStream>(new Stream); }
+Result<DeviceStream> EmulatedDevice::createStream() {
+  TUTTI_RETURN_IF_ERROR(notForked());
+  return static_cast<DeviceStream>(new Stream(tCurrentDevice));
+}
+
+// As CUDA: an event is recorded only on a stream of its own device, and a
+// kernel launched only on a stream of the current device.
+Status EmulatedDevice::sameDevice(int eventOrCurrent, DeviceStream s, const char* what) {
+  const int streamDevice = streamOf(s).device;
+  if (eventOrCurrent == streamDevice) return Status::Ok();
+  return Status(Code::kCudaError, std::string("emulated device: ") + what + " on device " +
+                                      std::to_string(eventOrCurrent) + " with a stream of device " +
+                                      std::to_string(streamDevice) + " (invalid resource handle)");
+}
 
 void EmulatedDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>(s); }
 
 Result<DeviceEvent> EmulatedDevice::recordEvent(DeviceStream s) {
-  auto* e = new Event;
+  TUTTI_RETURN_IF_ERROR(sticky());
+  TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "an event recorded"));
+  auto* e = new Event(tCurrentDevice);
   recordOn(streamOf(s).worker, e);
   return static_cast<DeviceEvent>(e);
 }
 
-Result<DeviceEvent> EmulatedDevice::createEvent() { return static_cast<DeviceEvent>(new Event); }
+Result<DeviceEvent> EmulatedDevice::createEvent() { return static_cast<DeviceEvent>(new Event(tCurrentDevice)); }
 
 Status EmulatedDevice::recordInto(DeviceEvent e, DeviceStream s) {
+  TUTTI_RETURN_IF_ERROR(sticky());
+  TUTTI_RETURN_IF_ERROR(sameDevice(static_cast<Event*>(e)->device, s, "an event recorded"));
   recordOn(streamOf(s).worker, static_cast<Event*>(e));
   return Status::Ok();
 }
 
 Result<bool> EmulatedDevice::eventDone(DeviceEvent ev) {
+  TUTTI_RETURN_IF_ERROR(sticky());
   auto* e = static_cast<Event*>(ev);
   std::lock_guard<std::mutex> lock(e->mutex);
   return e->reached == e->recorded;
 }
 
 Status EmulatedDevice::waitEvent(DeviceEvent ev) {
+  TUTTI_RETURN_IF_ERROR(sticky());
   auto* e = static_cast<Event*>(ev);
   std::unique_lock<std::mutex> lock(e->mutex);
   const uint64_t target = e->recorded;
@@ -247,6 +282,7 @@ void EmulatedDevice::destroyEvent(DeviceEvent ev) {
 }
 
 Status EmulatedDevice::synchronize(DeviceStream s) {
+  TUTTI_RETURN_IF_ERROR(sticky());
   streamOf(s).worker.drain();
   return Status::Ok();
 }
@@ -280,6 +316,7 @@ void EmulatedDevice::setCapturing(DeviceStream s, bool on) { streamOf(s).capturi
 Result<bool> EmulatedDevice::capturing(DeviceStream s) { return streamOf(s).capturing.load(); }
 
 Result<void*> EmulatedDevice::allocPinned(size_t bytes) {
+  TUTTI_RETURN_IF_ERROR(notForked());
   bytes = (bytes + 4095) / 4096 * 4096;
   void* p = std::aligned_alloc(4096, bytes);
   if (!p) return SystemError("emulated pinned allocation failed");
@@ -330,6 +367,7 @@ EmulatedDevice::Place EmulatedDevice::placeOf(const void* p, size_t bytes) {
 Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t>> operands, bool kernel,
                              const char* what) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!sticky_.ok()) return sticky_;
   bool peer = false, mapped = false;
   for (const auto& [p, bytes] : operands) {
     switch (placeOf(p, bytes)) {
@@ -410,7 +448,29 @@ Result<void*> EmulatedDevice::allocDevice(size_t bytes) {
   return alloc(bytes, *device);
 }
 
+Status EmulatedDevice::sticky() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sticky_;
+}
+
+// A kernel reading a T at an address that is no multiple of sizeof(T)
+// faults on a GPU, and the error is sticky: every later call of the
+// process fails with it.
+Status EmulatedDevice::checkAligned(std::initializer_list<const void*> operands, size_t elemSize, const char* what) {
+  for (const void* p : operands)
+    if (reinterpret_cast<uintptr_t>(p) % elemSize != 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (sticky_.ok())
+        sticky_ = Status(Code::kCudaError, std::string("emulated device: misaligned address in a ") + what +
+                                               " kernel (an operand is not a multiple of " +
+                                               std::to_string(elemSize) + " bytes); the context is unusable");
+      return sticky_;
+    }
+  return Status::Ok();
+}
+
 Status EmulatedDevice::loadKernels() {
+  TUTTI_RETURN_IF_ERROR(notForked());
   std::lock_guard<std::mutex> lock(mutex_);
   kernelsLoaded_[tCurrentDevice] = 1;
   return Status::Ok();
@@ -434,6 +494,8 @@ Status EmulatedDevice::reduceAsync(void* dst, const void* a, const void* b, size
                                    RedOp op, int divisor, DeviceStream s) {
   const size_t bytes = count * dtypeSize(dtype);
   TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
+  TUTTI_RETURN_IF_ERROR(checkAligned({dst, a, b}, dtypeSize(dtype), "reduce"));
+  TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "a kernel launched"));
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {a, bytes}, {b, bytes}}, true, "reduce"));
   void* d = backing(dst);
   const void* x = backing(a);
@@ -447,6 +509,8 @@ Status EmulatedDevice::divideAsync(void* dst, const void* src, size_t count, Dat
                                    DeviceStream s) {
   const size_t bytes = count * dtypeSize(dtype);
   TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
+  TUTTI_RETURN_IF_ERROR(checkAligned({dst, src}, dtypeSize(dtype), "divide"));
+  TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "a kernel launched"));
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, true, "divide"));
   void* d = backing(dst);
   const void* x = backing(src);

@@ -9,6 +9,8 @@
 // the device touched is counted, so a test can tell which path a call took.
 #pragma once
 
+#include <unistd.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -119,18 +121,25 @@ class EmulatedDevice final : public DeviceRuntime {
   void unmap(void* p);
   // CUDA's lazy loading: a kernel's first launch on a device loads it.
   Status loadOnFirstLaunch();
+  // A misaligned operand's fault, kept: every later call returns it.
+  Status checkAligned(std::initializer_list<const void*> operands, size_t elemSize, const char* what);
+  Status sticky() const;
+  Status notForked() const;
+  Status sameDevice(int eventOrCurrent, DeviceStream s, const char* what);
 
   int devices_;
   std::vector<std::string> busIds_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Allocation>> allocations_;
   std::vector<std::unique_ptr<HostRange>> mapped_;
-  std::unique_ptr<Stream> defaultStream_;
+  std::vector<std::unique_ptr<Stream>> defaultStreams_;  // per device
   std::shared_ptr<Latch> latch_;
   Counters counters_;
   int gatesHolding_ = 0;   // gates a stream has reached and waits at
   int gatesPending_ = 0;   // gates queued and not yet passed
   std::vector<char> kernelsLoaded_;  // per device
+  Status sticky_;  // the context's sticky error (a misaligned kernel operand)
+  const pid_t owner_ = getpid();  // the process that made (and used) the device
   bool peerAccess_ = true;
 };
 

@@ -9,6 +9,7 @@
 // dead peer; and the refusals.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -302,6 +303,9 @@ TEST_P(TwoDevices, InitAllReduceAndGather) {
       gathered[r] = d.alloc(n * count * 4, r);
       d.upload(sum[r], h.data(), count * 4);
       d.upload(part[r], h.data(), count * 4);
+      // Each rank's stream on its own device, as CUDA needs; the last
+      // device stays current, so the group runs with device 1 current.
+      if (!d.setDevice(r).ok()) return "setDevice";
       streams[r] = *d.createStream();
     }
     tuttiGroupStart();
@@ -339,6 +343,82 @@ TEST_P(TwoDevices, InitAllReduceAndGather) {
 
 INSTANTIATE_TEST_SUITE_P(PeerAccess, TwoDevices, ::testing::Bool(),
                          [](const auto& info) { return std::string(info.param ? "p2p" : "shm_mapped"); });
+
+// What a GPU does not forgive. A float buffer at an odd address makes a
+// kernel fault with a sticky error that ends the process's context: refused
+// at the call instead, naming the buffer, and the device goes on working.
+// A stream being captured into a graph: refused, since the call's gate could
+// not open on a replay.
+TEST(DeviceBuffers, MisalignedBuffersAndCaptureAreRefused) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    const size_t count = 1000;
+    char* buf = static_cast<char*>(d.alloc(count * 4 + 64));
+    tutti::DeviceStream s = *d.createStream();
+    auto says = [comm](const char* what) { return std::string(tuttiGetLastError(comm)).find(what) != std::string::npos; };
+    if (tuttiAllReduce(buf + 2, buf + 2, count, tuttiFloat32, tuttiSum, comm, s) != tuttiInvalidArgument ||
+        !says("sendbuff") || !says("aligned"))
+      return std::string("misaligned: ") + tuttiGetLastError(comm);
+    if (tuttiAllGather(buf, buf + 4 + 1, 1, tuttiInt32, comm, s) != tuttiInvalidArgument || !says("recvbuff"))
+      return std::string("misaligned recvbuff: ") + tuttiGetLastError(comm);
+    d.setCapturing(s, true);
+    if (tuttiAllReduce(buf, buf, count, tuttiFloat32, tuttiSum, comm, s) != tuttiInvalidUsage ||
+        !says("captured into a CUDA graph"))
+      return std::string("capture: ") + tuttiGetLastError(comm);
+    d.setCapturing(s, false);
+    // The device still works: an aligned call, every element checked.
+    std::vector<float> in(count), out(count);
+    for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>(i % 7 + ctx.rank);
+    d.upload(buf + 4, in.data(), count * 4);
+    if (tuttiAllReduce(buf + 4, buf + 4, count, tuttiFloat32, tuttiSum, comm, s) != tuttiSuccess)
+      return std::string("aligned: ") + tuttiGetLastError(comm);
+    if (!d.synchronize(s).ok()) return "synchronize";
+    tuttiResult_t async = tuttiSuccess;
+    tuttiCommGetAsyncError(comm, &async);
+    if (async != tuttiSuccess) return std::string("async error: ") + tuttiGetLastError(comm);
+    d.download(out.data(), buf + 4, count * 4);
+    for (size_t i = 0; i < count; ++i)
+      if (out[i] != static_cast<float>(2 * (i % 7) + 1))
+        return "element " + std::to_string(i) + " is " + std::to_string(out[i]);
+    tuttiCommDestroy(comm);
+    d.destroyStream(s);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, deviceEnv(Path::kP2p))), "");
+}
+
+// CUDA does not survive fork: in a child of a process that used the device,
+// making a device communicator fails, saying why; the parent goes on.
+TEST(DeviceBuffers, AChildForkedAfterTheDeviceWasUsedCannotUseIt) {
+  auto body = [](const RankContext&) -> std::string {
+    FakeDevice& d = processDevice();
+    void* used = d.alloc(4096);
+    pid_t child = fork();
+    if (child == 0) {
+      tuttiUniqueId id;
+      tuttiComm_t comm = nullptr;
+      bool refused = tuttiGetUniqueId(&id) == tuttiSuccess && tuttiCommInitRank(&comm, 1, id, 0) != tuttiSuccess &&
+                     std::string(tuttiGetLastError(nullptr)).find("forked") != std::string::npos;
+      _exit(refused ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the forked child made a device communicator";
+    tuttiUniqueId id;
+    tuttiComm_t comm = nullptr;
+    if (tuttiGetUniqueId(&id) != tuttiSuccess || tuttiCommInitRank(&comm, 1, id, 0) != tuttiSuccess)
+      return std::string("the parent: ") + tuttiGetLastError(nullptr);
+    int device = -1;
+    if (tuttiCommCuDevice(comm, &device) != tuttiSuccess || device != 0) return "the parent's communicator is not on device 0";
+    tuttiCommDestroy(comm);
+    d.free(used);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(Path::kP2p))), "");
+}
 
 // A peer that leaves: the stream is released, and the failure is the
 // communicator's async error, naming the peer.
