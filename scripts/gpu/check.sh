@@ -137,7 +137,10 @@ if [ $gpu = 1 ]; then
           [ $b = nccl ] && pre=(env LD_PRELOAD="$stage/nccl/libnccl.so.2")
           [ $b = tutti ] && path=$torch_build/lib
           echo "## $b"
-          PYTHONPATH=$path${PYTHONPATH:+:$PYTHONPATH} "${pre[@]}" python3 -m torch.distributed.run \
+          # Each rank's output in the log (--tee 3), a hang named by tutti
+          # within 20 s, and Python's stacks after 25 s.
+          PYTHONPATH=$path${PYTHONPATH:+:$PYTHONPATH} TUTTI_TIMEOUT=20 GPU_DDP_STACKS_AFTER=25 PYTHONUNBUFFERED=1 \
+            "${pre[@]}" python3 -m torch.distributed.run --tee 3 \
             --nproc_per_node 2 --master_port $((port++)) "$root/tests/python/gpu_ddp.py" $b "$out/ddp-$b.json" ||
             { echo "FAILED: $b"; continue; }
         done

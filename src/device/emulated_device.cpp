@@ -354,6 +354,13 @@ void EmulatedDevice::unregisterHost(void* p) {
     }
 }
 
+const EmulatedDevice::Allocation* EmulatedDevice::allocationOf(const void* p) const {
+  const char* c = static_cast<const char*>(p);
+  for (auto& a : allocations_)
+    if (c >= a->address && c < a->address + a->size) return a.get();
+  return nullptr;
+}
+
 EmulatedDevice::Place EmulatedDevice::placeOf(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (auto& a : allocations_)
@@ -370,6 +377,14 @@ Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t
   if (!sticky_.ok()) return sticky_;
   bool peer = false, mapped = false;
   for (const auto& [p, bytes] : operands) {
+    // A kernel reaches another device's allocation only once the current
+    // device enabled peer access to it (IPC maps enable it as they open).
+    const Allocation* a = allocationOf(p);
+    if (kernel && a && a->fd >= 0 && a->device != tCurrentDevice &&
+        !peerEnabled_.count({tCurrentDevice, a->device}))
+      return Status(Code::kCudaError, std::string("emulated device: a ") + what + " kernel on device " +
+                                          std::to_string(tCurrentDevice) + " reads device " + std::to_string(a->device) +
+                                          "'s memory without peer access (cudaDeviceEnablePeerAccess)");
     switch (placeOf(p, bytes)) {
       case Place::kOwn: break;
       case Place::kPeer: peer = true; break;
@@ -529,6 +544,8 @@ Status EmulatedDevice::enablePeerAccess(int peer) {
   if (!canAccessPeer(tCurrentDevice, peer))
     return Status(Code::kCudaError, "emulated device " + std::to_string(tCurrentDevice) +
                                         " cannot access device " + std::to_string(peer));
+  std::lock_guard<std::mutex> lock(mutex_);
+  peerEnabled_.insert({tCurrentDevice, peer});
   return Status::Ok();
 }
 

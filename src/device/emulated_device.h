@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,7 @@ class EmulatedDevice final : public DeviceRuntime {
   // Where a pointer's bytes really are (device addresses are translated).
   void* backing(const void* p);
   Place placeOf(const void* p, size_t bytes);
+  const Allocation* allocationOf(const void* p) const;  // under mutex_
   // Counts one operation over `places`; a kernel on pageable host memory is
   // refused, as a GPU faults on it.
   Status touch(std::initializer_list<std::pair<const void*, size_t>> operands, bool kernel, const char* what);
@@ -141,6 +143,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Status sticky_;  // the context's sticky error (a misaligned kernel operand)
   const pid_t owner_ = getpid();  // the process that made (and used) the device
   bool peerAccess_ = true;
+  std::set<std::pair<int, int>> peerEnabled_;  // (device, peer) pairs enablePeerAccess made
 };
 
 }  // namespace tutti

@@ -206,6 +206,27 @@ TEST_P(DeviceThreads, EveryCollectiveDtypeOp) {
 INSTANTIATE_TEST_SUITE_P(Paths, DeviceThreads, ::testing::Values(Path::kP2p, Path::kShm),
                          [](const auto& info) { return pathName(info.param); });
 
+// As CUDA: a kernel on device 0 reads device 1's memory only after device 0
+// enabled peer access to it; copies between devices need none.
+TEST(DeviceBuffers, KernelsReachAnotherDeviceOnlyWithPeerAccess) {
+  FakeDevice d(2);
+  void* theirs = d.alloc(4096, 1);
+  void* mine = d.alloc(4096, 0);
+  ASSERT_TRUE(d.setDevice(0).ok());
+  tutti::DeviceStream s = *d.createStream();
+  ASSERT_TRUE(d.loadKernels().ok());
+  EXPECT_TRUE(d.copyAsync(mine, theirs, 4096, s).ok());
+  tutti::Status st = d.reduceAsync(mine, mine, theirs, 1024, tutti::DataType::kFloat32, tutti::RedOp::kSum, 1, s);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("without peer access"), std::string::npos) << st.message();
+  ASSERT_TRUE(d.enablePeerAccess(1).ok());
+  EXPECT_TRUE(d.reduceAsync(mine, mine, theirs, 1024, tutti::DataType::kFloat32, tutti::RedOp::kSum, 1, s).ok());
+  EXPECT_TRUE(d.synchronize(s).ok());
+  d.destroyStream(s);
+  d.free(mine);
+  d.free(theirs);
+}
+
 // A device call's whole-buffer copy (out of place, one rank) past 2 GiB: it
 // was a one-row 2-D copy, which CUDA refuses past a pitch of 2^31 - 1 bytes.
 TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {

@@ -7,6 +7,7 @@ and "tutti").
 
     torchrun --nproc_per_node 2 gpu_ddp.py BACKEND OUT.json
 """
+import faulthandler
 import json
 import os
 import sys
@@ -73,6 +74,8 @@ def train(device, rank, world, steps=20):
 
 def main():
     backend, out = sys.argv[1], sys.argv[2]
+    # A hang shows where each rank is before the check's limit kills it.
+    faulthandler.dump_traceback_later(float(os.environ.get("GPU_DDP_STACKS_AFTER", "45")), exit=False)
     if backend == "tutti":
         import tutti_torch  # noqa: F401  registers the backend
     device = torch.device("cuda", 0)  # every rank on the one GPU
