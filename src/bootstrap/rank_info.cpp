@@ -1,5 +1,6 @@
 #include "src/bootstrap/rank_info.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,14 @@ uint64_t localHostHash() {
     struct stat st {};
     if (stat("/proc/self/ns/net", &st) == 0) id += "|" + std::to_string(st.st_ino);
   }
+  return fnv1a64(id.data(), id.size());
+}
+
+uint64_t localCoresHash() {
+  std::string id = readFirstLine("/proc/sys/kernel/random/boot_id");
+  if (id.empty()) id = localHostName();
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) id.append(reinterpret_cast<const char*>(&cpus), sizeof(cpus));
   return fnv1a64(id.data(), id.size());
 }
 

@@ -34,6 +34,7 @@ Result<std::unique_ptr<SocketBootstrap>> SocketBootstrap::create(
   self.nranks = nranks;
   self.pid = getpid();
   self.hostHash = localHostHash();
+  self.coresHash = localCoresHash();
   self.bootstrapAddress = toWire(b->listener_.boundAddress());
   self.progressPort = progressPort;
   std::string host = localHostName();

@@ -56,8 +56,8 @@ Result<CommConfig> CommConfig::fromEnv() {
   return c;
 }
 
-void CommConfig::adaptToOversubscription(int localRanks, int cores) {
-  if (!spinForced && localRanks > cores) spinCount = 20;
+void CommConfig::adaptToOversubscription(int ranksOnCores, int cores) {
+  if (!spinForced && ranksOnCores > cores) spinCount = 20;
 }
 
 static_assert(sizeof(CommConfig::Shared) == 56, "Shared is compared as bytes: it must have no padding");

@@ -51,7 +51,8 @@ struct CommConfig {
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off
   // the core it needs, so yield almost at once (unless told otherwise).
-  void adaptToOversubscription(int localRanks, int cores);
+  // `ranksOnCores`: the ranks that run on these cores, of any network node.
+  void adaptToOversubscription(int ranksOnCores, int cores);
 };
 
 }  // namespace tutti

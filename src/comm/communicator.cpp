@@ -90,9 +90,14 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_RETURN_IF_ERROR(gatherLayout(topo, ifaces, cores));
   clock.lap("exchange");
   int localRanks = static_cast<int>(planner_.layout().ranksOf(planner_.layout().nodeOf(rank)).size());
-  config_.adaptToOversubscription(localRanks, cores);
-  TUTTI_INFO(kSubsysInit, "rank %d: %d rank(s) on this host, %d core(s): spin %d polls before yielding",
-             rank, localRanks, cores, config_.spinCount);
+  // Network nodes on one kernel and CPU set (containers, namespaces) share
+  // the cores too: a rank spinning for the network keeps one that works off.
+  int sharingCores = 0;
+  for (const RankInfo& r : peers()) sharingCores += r.coresHash == peers()[rank].coresHash;
+  config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores);
+  TUTTI_INFO(kSubsysInit,
+             "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
+             localRanks, sharingCores, cores, config_.spinCount);
   if (device_ >= 0) {
     TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_));
   }

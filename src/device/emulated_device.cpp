@@ -26,6 +26,10 @@ struct EmulatedDevice::Allocation {
   size_t size;
   int device;
   int fd;         // the memfd (exported allocations), -1 for opened ones
+  // Opened ones: whose handle, and how many opens the closes must match.
+  int32_t sourcePid = 0;
+  int32_t sourceFd = -1;
+  int opens = 0;
 };
 
 struct EmulatedDevice::HostRange {
@@ -567,6 +571,16 @@ Result<void*> EmulatedDevice::openMemory(const DeviceIpcHandle& handle) {
   std::memcpy(&payload, handle.bytes, sizeof(payload));
   if (payload.pid == getpid())  // as cudaIpcOpenMemHandle
     return Status(Code::kCudaError, "emulated device: IPC memory of this very process");
+  {
+    // As CUDA: a handle this process already opened gives the same pointer,
+    // its count raised; each open needs its close.
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& a : allocations_)
+      if (a->opens > 0 && a->sourcePid == payload.pid && a->sourceFd == payload.fd) {
+        ++a->opens;
+        return static_cast<void*>(a->address);
+      }
+  }
   const std::string path = "/proc/" + std::to_string(payload.pid) + "/fd/" + std::to_string(payload.fd);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return Status(Code::kCudaError, "emulated device: cannot open " + path);
@@ -577,7 +591,23 @@ Result<void*> EmulatedDevice::openMemory(const DeviceIpcHandle& handle) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++counters_.ipcOpens;
   }
-  return addAllocation(static_cast<char*>(data), payload.size, tCurrentDevice, -1);
+  void* address = addAllocation(static_cast<char*>(data), payload.size, tCurrentDevice, -1);
+  std::lock_guard<std::mutex> lock(mutex_);
+  Allocation& a = *allocations_.back();
+  a.sourcePid = payload.pid;
+  a.sourceFd = payload.fd;
+  a.opens = 1;
+  return address;
+}
+
+void EmulatedDevice::closeMemory(void* p) {
+  countMemoryCall();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& a : allocations_)
+      if (a->address == p && --a->opens > 0) return;  // other opens still hold it
+  }
+  unmap(p);
 }
 
 }  // namespace tutti

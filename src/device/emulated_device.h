@@ -91,13 +91,12 @@ class EmulatedDevice final : public DeviceRuntime {
   bool canAccessPeer(int device, int peer) override { return device == peer || peerAccess_; }
   Status enablePeerAccess(int peer) override;
   // IPC: the allocation's memory is a memfd the other process opens
-  // through /proc, mapped at a fresh unreadable address there.
+  // through /proc, mapped at a fresh unreadable address there; opening a
+  // handle again gives the same address (reference counted), and opening
+  // one whose exporter has exited fails.
   Result<DeviceIpcHandle> exportMemory(void* p) override;
   Result<void*> openMemory(const DeviceIpcHandle& handle) override;
-  void closeMemory(void* p) override {
-    countMemoryCall();
-    unmap(p);
-  }
+  void closeMemory(void* p) override;
 
  private:
   struct Allocation;

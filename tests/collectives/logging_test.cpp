@@ -1,6 +1,7 @@
 // TUTTI_DEBUG=INFO with TUTTI_DEBUG_FILE: init reports the version, the
 // interface and the transport to each peer, in per-host-and-pid files.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -78,6 +79,46 @@ void expectInfoLogShowsTransports(const std::string& net) {
 }
 
 TEST(Logging, InfoReportsVersionInterfaceAndTransports) { expectInfoLogShowsTransports("socket"); }
+
+// Network nodes that share one kernel and CPU set (containers or namespaces
+// on one machine, faked with TUTTI_HOSTID) share its cores: 4 ranks of 2
+// nodes on 2 cores yield almost at once (spin 20), as 4 ranks of one node
+// would; 2 ranks of 2 nodes on those cores have one each, and spin.
+std::string spinOf(int nranks) {
+  TempDir tmp;
+  const std::string pattern = tmp.path + "/log.%p";
+  std::string found;
+  auto outcomes = runRanks(nranks, [&](const RankContext& ctx) -> std::string {
+    cpu_set_t all, two;
+    CPU_ZERO(&two);
+    if (sched_getaffinity(0, sizeof(all), &all) != 0) return "sched_getaffinity";
+    for (int cpu = 0, taken = 0; cpu < CPU_SETSIZE && taken < 2; ++cpu)
+      if (CPU_ISSET(cpu, &all)) CPU_SET(cpu, &two), ++taken;
+    if (sched_setaffinity(0, sizeof(two), &two) != 0) return "sched_setaffinity";
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    tuttiCommDestroy(comm);
+    const std::string log = slurp(tmp.path + "/log." + std::to_string(getpid()));
+    const size_t at = log.find("polls before yielding");
+    if (at == std::string::npos) return "no spin line in the log:\n" + log;
+    const size_t from = log.rfind("spin ", at);
+    return ctx.rank == 0 ? "spin=" + log.substr(from + 5, at - from - 6) : "";
+  }, [&](int rank) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_DEBUG", "INFO"},
+                                              {"TUTTI_DEBUG_SUBSYS", "INIT"}, {"TUTTI_DEBUG_FILE", pattern},
+                                              {"TUTTI_HOSTID", "node" + std::to_string(rank * 2 / nranks)}};
+  });
+  for (const auto& o : outcomes)
+    if (o.rank == 0) found = o.failure;
+    else if (!o.failure.empty()) return "rank " + std::to_string(o.rank) + ": " + o.failure;
+  return found;
+}
+
+TEST(Logging, NodesSharingAKernelShareItsCores) {
+  EXPECT_EQ(spinOf(4), "spin=20");
+  EXPECT_NE(spinOf(2), "spin=20");
+}
 #ifdef TUTTI_HAVE_UCX
 TEST(Logging, InfoReportsUcxPerPeerWhenChosen) { expectInfoLogShowsTransports("ucx"); }
 #endif

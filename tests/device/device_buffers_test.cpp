@@ -227,6 +227,43 @@ TEST(DeviceBuffers, KernelsReachAnotherDeviceOnlyWithPeerAccess) {
   d.free(theirs);
 }
 
+// CUDA IPC as CUDA does it: a handle opened twice in one process maps once
+// (reference counted: the first close leaves it usable), and a handle whose
+// exporter has exited cannot be opened.
+TEST(DeviceBuffers, IpcOpensAreCountedAndNeedTheExporter) {
+  EXPECT_EQ(summarize(runRanks(1, [](const RankContext&) -> std::string {
+    int toChild[2], toParent[2];
+    if (pipe(toChild) != 0 || pipe(toParent) != 0) return "pipe";
+    pid_t exporter = fork();
+    if (exporter == 0) {  // exports 4 KiB holding 42, then waits to be told to leave
+      FakeDevice d(1);
+      void* p = d.alloc(4096);
+      const int32_t v = 42;
+      d.upload(p, &v, 4);
+      tutti::DeviceIpcHandle h = *d.exportMemory(p);
+      char go;
+      _exit(write(toParent[1], &h, sizeof(h)) == sizeof(h) && read(toChild[0], &go, 1) == 1 ? 0 : 1);
+    }
+    tutti::DeviceIpcHandle h;
+    if (read(toParent[0], &h, sizeof(h)) != sizeof(h)) return "no handle";
+    FakeDevice d(1);
+    void* first = *d.openMemory(h);
+    auto second = d.openMemory(h);
+    if (!second.ok() || *second != first) return "a second open gave another pointer";
+    d.closeMemory(first);
+    int32_t v = 0;
+    d.download(&v, first, 4);  // still mapped by the second open
+    if (v != 42) return "read " + std::to_string(v) + " after one of two closes";
+    d.closeMemory(first);
+    if (write(toChild[1], "x", 1) != 1) return "pipe";
+    int status = 0;
+    waitpid(exporter, &status, 0);
+    auto late = d.openMemory(h);
+    if (late.ok()) return "opened the handle of an exporter that had exited";
+    return "";
+  })), "");
+}
+
 // A device call's whole-buffer copy (out of place, one rank) past 2 GiB: it
 // was a one-row 2-D copy, which CUDA refuses past a pitch of 2^31 - 1 bytes.
 TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {
