@@ -6,6 +6,7 @@ Result<std::unique_ptr<DeviceSlots>> DeviceSlots::map(DeviceRuntime& runtime, De
                                                       const SlotRegion& region, int nslots) {
   std::unique_ptr<DeviceSlots> s(new DeviceSlots(runtime, stream));
   s->hostBase_ = s->deviceBase_ = static_cast<char*>(region.base);
+  s->writtenByNic_ = region.writtenByNic;
   if (!region.onDevice && region.bytes > 0) {
     auto mapped = runtime.registerHost(region.base, region.bytes);
     if (!mapped.ok()) return mapped.status().withContext("mapping a connection's slots into the device");
@@ -32,6 +33,17 @@ bool DeviceSlots::done(uint64_t index) {
   if (d.ok()) return *d;
   broken_ = d.status().withContext("a device slot's event");
   return false;
+}
+
+Status DeviceSlots::arrived(uint64_t index) {
+  if (!writtenByNic_ || index < flushed_) return Status::Ok();
+  Status st = runtime_.flushRemoteWrites();
+  if (!st.ok()) {
+    if (broken_.ok()) broken_ = st.withContext("flushing a NIC's writes to the device");
+    return st;
+  }
+  flushed_ = index + 1;
+  return st;
 }
 
 // Nothing to hand out: chunks the device is done with go on first (a
@@ -76,7 +88,8 @@ const void* StreamOrderedRecv::peek(size_t* bytes, uint32_t ahead) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     const uint64_t pending = consumed_ - released_ + ahead;
     const void* slot = pending < slots_->nslots() ? inner_->peek(bytes, static_cast<uint32_t>(pending)) : nullptr;
-    if (slot) return slots_->onDevice(slot);
+    if (slot && slots_->arrived(consumed_ + ahead).ok()) return slots_->onDevice(slot);
+    if (slot) return nullptr;  // the flush failed: checkPeer says so
     if (attempt == 0 && !progress().ok()) break;
   }
   return nullptr;

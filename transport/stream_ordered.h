@@ -6,7 +6,8 @@
 // slots after it (acquire and peek `ahead`). Slots in host memory (shm,
 // socket, UCX, verbs) are page-locked and mapped into the device's address
 // space for the connection's lifetime; slots in device memory (P2P,
-// GPUDirect) are used as they are. One wrapper for every transport.
+// GPUDirect) are used as they are, those a NIC writes flushed before a kernel
+// reads them. One wrapper for every transport.
 #pragma once
 
 #include <memory>
@@ -36,6 +37,9 @@ class DeviceSlots {
   bool done(uint64_t index);
   const Status& broken() const { return broken_; }
   size_t nslots() const { return events_.size(); }
+  // Chunk `index` was received: where a NIC wrote it into device memory,
+  // flush its writes to the GPU before a kernel reads it (once a chunk).
+  Status arrived(uint64_t index);
 
  private:
   DeviceSlots(DeviceRuntime& runtime, DeviceStream stream) : runtime_(runtime), stream_(stream) {}
@@ -44,6 +48,8 @@ class DeviceSlots {
   char* hostBase_ = nullptr;
   char* deviceBase_ = nullptr;
   bool registered_ = false;
+  bool writtenByNic_ = false;
+  uint64_t flushed_ = 0;  // chunks whose NIC writes were flushed
   std::vector<DeviceEvent> events_;
   Status broken_;
 };

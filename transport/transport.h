@@ -42,6 +42,9 @@ struct SlotRegion {
   void* base = nullptr;
   size_t bytes = 0;
   bool onDevice = false;  // device memory already (P2P, GPUDirect)
+  // A NIC writes received chunks here (GPUDirect RDMA into device memory):
+  // they are flushed to the GPU before a kernel reads them.
+  bool writtenByNic = false;
 };
 
 class SendConnection {

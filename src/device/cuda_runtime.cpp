@@ -160,6 +160,11 @@ class CudaRuntime final : public DeviceRuntime {
     return p;
   }
   void freeDevice(void* p) override { cudaFree(p); }
+  Status flushRemoteWrites() override {
+    TUTTI_CUDA_CHECK(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                                        cudaFlushGPUDirectRDMAWritesToOwner));
+    return Status::Ok();
+  }
   Status loadKernels() override {
     TUTTI_CUDA_CHECK(static_cast<cudaError_t>(cuda::loadKernels()));
     return Status::Ok();

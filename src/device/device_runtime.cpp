@@ -40,6 +40,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }
   Result<void*> allocDevice(size_t) override { return refuse(); }
   Status loadKernels() override { return refuse(); }
+  Status flushRemoteWrites() override { return refuse(); }
   void freeDevice(void*) override {}
   Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {
     return refuse();

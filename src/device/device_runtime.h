@@ -85,6 +85,10 @@ class DeviceRuntime {
   // freeing may wait for the device).
   virtual Result<void*> allocDevice(size_t bytes) = 0;
   virtual void freeDevice(void* p) = 0;
+  // Makes writes a NIC did into the current device's memory (GPUDirect
+  // RDMA) visible to its kernels: a completion says the data left the NIC,
+  // not that it reached the GPU's memory.
+  virtual Status flushRemoteWrites() = 0;
   // Loads tutti's kernels on the current device now, before any gate can
   // hold a stream: a kernel's first launch loads it (CUDA's lazy loading),
   // and loading waits for the device's streams to go idle.

@@ -46,6 +46,7 @@ class EmulatedDevice final : public DeviceRuntime {
     long peerOps = 0;        // another device's memory, or another process's (P2P)
     long mappedHostOps = 0;  // page-locked host memory mapped into the device
     long deviceOps = 0;      // only this device's own memory
+    int remoteWriteFlushes = 0;  // flushRemoteWrites calls (GPUDirect RDMA receives)
     // Device memory allocated, freed or mapped while a gate held a stream:
     // on a GPU a free then waits for the gate, which waits for the
     // collective, which waits for the free.
@@ -83,6 +84,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Result<void*> allocDevice(size_t bytes) override;
   void freeDevice(void* p) override;
   Status loadKernels() override;
+  Status flushRemoteWrites() override;
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override;
   Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,

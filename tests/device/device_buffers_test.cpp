@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/device/device_reducer.h"
+#include "transport/stream_ordered.h"
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
@@ -262,6 +263,57 @@ TEST(DeviceBuffers, IpcOpensAreCountedAndNeedTheExporter) {
     if (late.ok()) return "opened the handle of an exporter that had exited";
     return "";
   })), "");
+}
+
+// Slots a NIC writes into device memory (GPUDirect RDMA): the NIC's writes
+// may still be on their way to the GPU's memory when the completion says
+// they landed, so each newly received chunk is flushed before a kernel
+// reads it, once. A fake receiving end stands in for the verbs transport.
+class NicWrittenSlots final : public tutti::RecvConnection {
+ public:
+  NicWrittenSlots(void* ring, size_t slotBytes) : ring_(static_cast<char*>(ring)), slotBytes_(slotBytes) {}
+  const void* peek(size_t* bytes, uint32_t ahead) override {
+    if (next_ + ahead >= arrived) return nullptr;
+    *bytes = slotBytes_;
+    return ring_ + ((next_ + ahead) % 4) * slotBytes_;
+  }
+  tutti::Status release() override { ++next_; return tutti::Status::Ok(); }
+  tutti::Status progress() override { return tutti::Status::Ok(); }
+  tutti::Status checkPeer() override { return tutti::Status::Ok(); }
+  void notifyFailure(int) override {}
+  int reportedFailure() const override { return -1; }
+  tutti::SlotRegion slots() const override { return {ring_, 4 * slotBytes_, true, true}; }
+  uint64_t arrived = 0;  // chunks "the NIC" has delivered
+
+ private:
+  char* ring_;
+  size_t slotBytes_;
+  uint64_t next_ = 0;
+};
+
+TEST(DeviceBuffers, ChunksANicWroteAreFlushedBeforeKernelsReadThem) {
+  FakeDevice d(1);
+  void* ring = d.alloc(4 * 4096);
+  tutti::DeviceStream s = *d.createStream();
+  auto inner = std::make_unique<NicWrittenSlots>(ring, 4096);
+  NicWrittenSlots& nic = *inner;
+  auto slots = tutti::DeviceSlots::map(d, s, nic.slots(), 4);
+  ASSERT_TRUE(slots.ok()) << slots.status().message();
+  tutti::StreamOrderedRecv recv(std::move(inner), std::move(*slots));
+  size_t bytes = 0;
+  const int before = d.counters().remoteWriteFlushes;
+  EXPECT_EQ(recv.peek(&bytes, 0), nullptr);  // nothing arrived: nothing to flush
+  EXPECT_EQ(d.counters().remoteWriteFlushes, before);
+  nic.arrived = 2;
+  ASSERT_NE(recv.peek(&bytes, 0), nullptr);
+  ASSERT_NE(recv.peek(&bytes, 0), nullptr);  // the same chunk again: flushed already
+  EXPECT_EQ(d.counters().remoteWriteFlushes, before + 1);
+  ASSERT_NE(recv.peek(&bytes, 1), nullptr);  // the next one
+  EXPECT_EQ(d.counters().remoteWriteFlushes, before + 2);
+  ASSERT_TRUE(recv.release().ok());
+  ASSERT_NE(recv.peek(&bytes, 0), nullptr);  // that next one, now first: flushed already
+  EXPECT_EQ(d.counters().remoteWriteFlushes, before + 2);
+  EXPECT_TRUE(d.synchronize(s).ok());
 }
 
 // A device call's whole-buffer copy (out of place, one rank) past 2 GiB: it

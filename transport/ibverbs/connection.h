@@ -98,7 +98,11 @@ class IbRecvConnection final : public RecvConnection {
   Status checkPeer() override;
   void notifyFailure(int failedRank) override;
   int reportedFailure() const override { return notice_; }
-  SlotRegion slots() const override { return slots_.region(window_.nslots() * slotBytes_); }
+  SlotRegion slots() const override {  // the NIC writes them: flushed before kernels read (GDR)
+    SlotRegion r = slots_.region(window_.nslots() * slotBytes_);
+    r.writtenByNic = r.onDevice;
+    return r;
+  }
   uint64_t ringAddress() const { return reinterpret_cast<uint64_t>(slots_.data()); }
   uint32_t ringKey() const { return slots_.key().rkey; }
 
