@@ -14,14 +14,9 @@ repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 work=$(mktemp -d /tmp/tutti-hot.XXXXXX)
 trap 'for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 
-build() {  # build NAME COMMIT
-  git -C "$repo" worktree add -q --detach "$work/$1" "$2"
-  cmake -S "$work/$1" -B "$work/$1/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTTI_BUILD_TESTS=OFF \
-    -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF >"$work/$1.log" 2>&1
-  ninja -C "$work/$1/build" tutti-perf >>"$work/$1.log" 2>&1 || { tail -20 "$work/$1.log"; exit 1; }
-}
-build before "$before"
-build after "$after"
+source "$repo/bench/before_after/worktree_build.sh"
+build_at before "$before"
+build_at after "$after"
 "$repo/bench/peers/build_mpi_small.sh" "$work/mpi_small"
 
 ompi=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo --mca btl self,vader)

@@ -17,14 +17,9 @@ trap '"$netns" down 2 $prefix >/dev/null 2>&1 || true
       for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done
       rm -rf "$work"' EXIT
 
-build() {  # build NAME COMMIT
-  git -C "$repo" worktree add -q --detach "$work/$1" "$2"
-  cmake -S "$work/$1" -B "$work/$1/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTTI_BUILD_TESTS=OFF \
-    -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF -DTUTTI_ENABLE_CUDA=OFF >"$work/$1.log" 2>&1
-  ninja -C "$work/$1/build" tutti-perf >>"$work/$1.log" 2>&1 || { tail -20 "$work/$1.log"; exit 1; }
-}
-build before "$before"
-build after "$after"
+source "$repo/bench/before_after/worktree_build.sh"
+build_at before "$before" -DTUTTI_ENABLE_CUDA=OFF
+build_at after "$after" -DTUTTI_ENABLE_CUDA=OFF
 "$netns" up 2 $prefix >/dev/null
 source "$repo/tests/multinode/netns_ranks.sh"
 

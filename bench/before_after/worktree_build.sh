@@ -1,0 +1,12 @@
+# Sourced by the before/after benchmarks: build_at NAME COMMIT [CMAKE_ARG...]
+# checks COMMIT out as a git worktree in $work/NAME and builds its tutti-perf
+# there (Release; no tests, no PyTorch backend, no libnccl). Needs $repo and
+# $work; the caller's EXIT trap removes the worktrees.
+build_at() {
+  local name=$1 commit=$2
+  shift 2
+  git -C "$repo" worktree add -q --detach "$work/$name" "$commit"
+  cmake -S "$work/$name" -B "$work/$name/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUTTI_BUILD_TESTS=OFF \
+    -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF "$@" >"$work/$name.log" 2>&1
+  ninja -C "$work/$name/build" tutti-perf >>"$work/$name.log" 2>&1 || { tail -20 "$work/$name.log"; exit 1; }
+}
