@@ -26,6 +26,22 @@ Status cudaFailure(cudaError_t e, const char* what) {
     if (tutti_e_ != cudaSuccess) return cudaFailure(tutti_e_, #call); \
   } while (0)
 
+// Another thread may be capturing a CUDA graph in global mode, in which CUDA
+// refuses "potentially unsafe" calls (allocations, frees, registrations,
+// event and stream waits) from every thread and invalidates that capture.
+// tutti's own calls are never part of a capture: they run with the calling
+// thread's mode relaxed, and the caller's mode is put back after.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 class CudaRuntime final : public DeviceRuntime {
  public:
   const char* name() const override { return "CUDA"; }
@@ -68,6 +84,7 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   Result<DeviceStream> createStream() override {
+    RelaxedCapture relaxed;
     cudaStream_t s = nullptr;
     // Non-blocking: tutti's copies must not wait for the legacy default
     // stream, which the user's gate may be holding.
@@ -87,11 +104,13 @@ class CudaRuntime final : public DeviceRuntime {
     return static_cast<DeviceEvent>(e);
   }
   Status waitEvent(DeviceEvent e) override {
+    RelaxedCapture relaxed;
     TUTTI_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));
     return Status::Ok();
   }
   void destroyEvent(DeviceEvent e) override { cudaEventDestroy(static_cast<cudaEvent_t>(e)); }
   Status synchronize(DeviceStream s) override {
+    RelaxedCapture relaxed;
     TUTTI_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
     return Status::Ok();
   }
@@ -112,12 +131,17 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   Result<void*> allocPinned(size_t bytes) override {
+    RelaxedCapture relaxed;
     void* p = nullptr;
     TUTTI_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
     return p;
   }
-  void freePinned(void* p) override { cudaFreeHost(p); }
+  void freePinned(void* p) override {
+    RelaxedCapture relaxed;
+    cudaFreeHost(p);
+  }
   Result<void*> registerHost(void* p, size_t bytes) override {
+    RelaxedCapture relaxed;
     TUTTI_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
     void* d = nullptr;
     cudaError_t e = cudaHostGetDevicePointer(&d, p, 0);
@@ -127,7 +151,10 @@ class CudaRuntime final : public DeviceRuntime {
     }
     return d;
   }
-  void unregisterHost(void* p) override { cudaHostUnregister(p); }
+  void unregisterHost(void* p) override {
+    RelaxedCapture relaxed;
+    cudaHostUnregister(p);
+  }
 
   Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override {
     TUTTI_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(s)));
@@ -143,6 +170,7 @@ class CudaRuntime final : public DeviceRuntime {
     return Status::Ok();
   }
   Result<bool> eventDone(DeviceEvent e) override {
+    RelaxedCapture relaxed;
     cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
     if (r == cudaErrorNotReady) {
       // "Not ready" is also left as the thread's last error, which the
@@ -155,11 +183,15 @@ class CudaRuntime final : public DeviceRuntime {
   }
 
   Result<void*> allocDevice(size_t bytes) override {
+    RelaxedCapture relaxed;
     void* p = nullptr;
     TUTTI_CUDA_CHECK(cudaMalloc(&p, bytes));
     return p;
   }
-  void freeDevice(void* p) override { cudaFree(p); }
+  void freeDevice(void* p) override {
+    RelaxedCapture relaxed;
+    cudaFree(p);
+  }
   Status flushRemoteWrites() override {
     TUTTI_CUDA_CHECK(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
                                                         cudaFlushGPUDirectRDMAWritesToOwner));
@@ -217,13 +249,17 @@ class CudaRuntime final : public DeviceRuntime {
     return out;
   }
   Result<void*> openMemory(const DeviceIpcHandle& handle) override {
+    RelaxedCapture relaxed;
     cudaIpcMemHandle_t h;
     std::memcpy(&h, handle.bytes, sizeof(h));
     void* p = nullptr;
     TUTTI_CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
     return p;
   }
-  void closeMemory(void* p) override { cudaIpcCloseMemHandle(p); }
+  void closeMemory(void* p) override {
+    RelaxedCapture relaxed;
+    cudaIpcCloseMemHandle(p);
+  }
 
  private:
   // Asked once: without a driver every answer is the same.

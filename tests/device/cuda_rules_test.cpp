@@ -81,5 +81,55 @@ TEST_F(CudaRules, WhatWaitsForAStreamHeldByAGate) {
   }), "");
 }
 
+// A user thread captures a graph in global mode (PyTorch's default) while
+// tutti's threads allocate, register, query and wait: tutti's calls succeed
+// and the capture stays valid (CUDA refuses unsafe calls from every thread
+// during such a capture unless that thread's mode is relaxed).
+TEST_F(CudaRules, TuttisCallsLeaveAnotherThreadsCaptureValid) {
+  EXPECT_EQ(tutti_test::inChild([]() -> std::string {
+    DeviceRuntime& rt = *cudaDeviceRuntime();
+    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+    void *src = nullptr, *dst = nullptr;
+    cudaStream_t user = nullptr;
+    if (cudaMalloc(&src, 4096) != cudaSuccess || cudaMalloc(&dst, 4096) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) != cudaSuccess)
+      return "user setup";
+    auto own = rt.createStream();
+    if (!own.ok()) return "tutti's stream";
+    if (cudaStreamBeginCapture(user, cudaStreamCaptureModeGlobal) != cudaSuccess) return "begin capture";
+    if (cuda::launchCopy(dst, src, 4096, user) != 0) return "captured launch";
+    std::string during = std::async(std::launch::async, [&]() -> std::string {
+      if (!rt.setDevice(0).ok()) return "setDevice";
+      std::vector<char> host(1 << 16);
+      auto device = rt.allocDevice(1 << 20);
+      if (!device.ok()) return "allocDevice: " + device.status().message();
+      auto pinned = rt.allocPinned(4096);
+      if (!pinned.ok()) return "allocPinned: " + pinned.status().message();
+      auto mapped = rt.registerHost(host.data(), host.size());
+      if (!mapped.ok()) return "registerHost: " + mapped.status().message();
+      auto e = rt.createEvent();
+      if (!e.ok() || !rt.recordInto(*e, *own).ok()) return "event";
+      if (!rt.waitEvent(*e).ok()) return "waitEvent";
+      auto done = rt.eventDone(*e);
+      if (!done.ok() || !*done) return "eventDone";
+      if (!rt.synchronize(*own).ok()) return "synchronize";
+      rt.destroyEvent(*e);
+      rt.unregisterHost(host.data());
+      rt.freePinned(*pinned);
+      rt.freeDevice(*device);
+      return "";
+    }).get();
+    cudaGraph_t graph = nullptr;
+    cudaError_t ended = cudaStreamEndCapture(user, &graph);
+    if (!during.empty()) return "tutti's call during the capture: " + during;
+    if (ended != cudaSuccess) return std::string("the capture was invalidated: ") + cudaGetErrorString(ended);
+    cudaGraphExec_t exec = nullptr;
+    if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess || cudaGraphLaunch(exec, user) != cudaSuccess ||
+        cudaStreamSynchronize(user) != cudaSuccess)
+      return "the captured graph did not run";
+    return "";
+  }), "");
+}
+
 }  // namespace
 }  // namespace tutti
