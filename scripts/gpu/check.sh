@@ -108,7 +108,7 @@ if [ $gpu = 1 ]; then
     nvcc --version | tail -1; python3 -c "import torch; print(\"torch\", torch.__version__, torch.version.cuda)" || true'
   # The paths the emulator's strictness is about come first: kernels right
   # after other CUDA calls, gates, several communicators in one process.
-  step kernels 60 "$tests/gpu_test" --gtest_filter='CudaKernels.*:CudaRules.*'
+  step kernels 60 "$tests/gpu_test" --gtest_filter='CudaKernels.*:*CudaRules.*:GpuContexts.*'
   step collectives 90 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
   step threads 45 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
   step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \

@@ -19,7 +19,7 @@ Status askWhereBuffersLive(DeviceRuntime& rt, const Communicator& comm, const vo
 inline Status buffersOnDevice(const Communicator& comm, const void* sendbuff, const void* recvbuff,
                               size_t elemSize, bool* onDevice) {
   DeviceRuntime& rt = deviceRuntime();
-  if (rt.hasDeviceMemory()) return askWhereBuffersLive(rt, comm, sendbuff, recvbuff, elemSize, onDevice);
+  if (rt.mayHoldDeviceMemory()) return askWhereBuffersLive(rt, comm, sendbuff, recvbuff, elemSize, onDevice);
   *onDevice = false;
   return Status::Ok();
 }

@@ -98,8 +98,15 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_INFO(kSubsysInit,
              "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
              localRanks, sharingCores, cores, config_.spinCount);
-  if (device_ >= 0) {
+  // A process that has not used its device yet (no context) may never: it
+  // gets its device side at its first device call, not a context of
+  // tutti's making now (hundreds of MiB of the device's memory each).
+  const bool deviceNow = device_ >= 0 && deviceRuntime().contextActive(device_);
+  if (deviceNow) {
     TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_));
+  } else if (device_ >= 0) {
+    TUTTI_INFO(kSubsysInit, "rank %d: device %d has no context yet: tutti makes none until a call gets device buffers",
+               rank, device_);
   }
   ConnectionSettings cs;
   cs.magic = handle.magic;
@@ -114,7 +121,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
   const bool hostBlock = planner_.tuning().hostBlock;
   if (hostBlock && rank_ == 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(false));
-  TUTTI_RETURN_IF_ERROR(connectInitEdges());
+  TUTTI_RETURN_IF_ERROR(connectInitEdges(deviceNow));
   if (hostBlock && rank_ != 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(true));
   clock.lap("connections and buffers");
   // Every shared segment is mapped by both sides once all ranks get here.
@@ -256,14 +263,25 @@ Result<std::vector<std::string>> Communicator::swapAddresses(const std::string& 
   return out;
 }
 
-// Host rings always; a device communicator's device rings too, so no
-// first call connects them while a gate holds a stream.
-Status Communicator::connectInitEdges() {
+// Host rings always; the device rings too when the device side is made at
+// init, so the common first calls find them (a first device call connects
+// what it lacks before it takes its gates).
+Status Communicator::connectInitEdges(bool device) {
   if (nranks_ == 1) return Status::Ok();
   Plan rings = planner_.initEdges();
   std::vector<PlanToConnect> wanted{{this, &rings, Memory::kHost}};
-  if (device_ >= 0) wanted.push_back({this, &rings, Memory::kDevice});
+  if (device) wanted.push_back({this, &rings, Memory::kDevice});
   return connectPlans(wanted);
+}
+
+Status Communicator::makeDeviceSide() {
+  if (deviceCalls_ || device_ < 0) return Status::Ok();
+  auto made = DeviceCalls::create(deviceRuntime(), device_);
+  if (!made.ok()) return made.status().withContext("rank " + std::to_string(rank_) + " making its device side");
+  deviceCalls_ = std::move(made.value());
+  connections_.setDeviceStream(deviceCalls_->stream());
+  TUTTI_INFO(kSubsysInit, "rank %d: device side made at the first device call, on device %d", rank_, device_);
+  return Status::Ok();
 }
 
 Status Communicator::makeHostBlock(bool open) {
@@ -372,7 +390,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
 }
 
 bool Communicator::readyForDevice(const std::vector<CollectiveArgs>& calls) {
-  if (!deviceCalls_) return true;  // prepare refuses them
+  if (!deviceCalls_) return device_ < 0;  // host-only: prepare refuses them
   // The caller's thread, while the background may run earlier calls.
   static thread_local Plan checked;
   Connector missing;  // only asked what it would make
@@ -391,6 +409,7 @@ Status Communicator::reserveForDevice(const std::vector<DeviceBatch>& batches) {
   std::vector<PlanToConnect> wanted;
   size_t next = 0;
   for (const DeviceBatch& b : batches) {
+    TUTTI_RETURN_IF_ERROR(b.comm->makeDeviceSide());
     if (!b.comm->deviceCalls_) continue;
     size_t scratch = 0;
     for (const CollectiveArgs& call : *b.calls) {

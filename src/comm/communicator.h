@@ -111,7 +111,8 @@ class Communicator final : public Peers {
   // Runs the calls (their buffers on this communicator's device) together,
   // blocking until the results are in device memory.
   Status runOnDevice(const std::vector<CollectiveArgs>& calls);
-  // The stream, gates and scratch of device calls (nullptr: host-only).
+  // The stream, gates and scratch of device calls (nullptr: host-only, or
+  // no device call yet where the device had no context at init).
   DeviceCalls* deviceCalls() { return deviceCalls_.get(); }
 
   // Peers
@@ -148,7 +149,10 @@ class Communicator final : public Peers {
   Result<std::vector<std::string>> gatherBusIds();
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
-  Status connectInitEdges();
+  Status connectInitEdges(bool device);
+  // The device side (DeviceCalls) when init left it for the first device
+  // call; reserveForDevice makes it, before any gate.
+  Status makeDeviceSide();
   // One host, few ranks, shared memory (the planner's hostBlock): rank 0
   // makes the host block small calls meet in, then the others map it (`open`).
   Status makeHostBlock(bool open);

@@ -49,6 +49,8 @@ class Connections {
   std::string route(Memory m, int peer) const;
   ConnectionTable& table() { return table_; }
   const ConnectionTable& table() const { return table_; }
+  // The device side's stream, once made (see Communicator::makeDeviceSide).
+  void setDeviceStream(DeviceStream s) { settings_.stream = s; }
   // Closes every connection (device ones once the stream is past them).
   void clear() { table_.reset(0); }
 

@@ -76,7 +76,10 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
     missing.push_back({b.comm, &b.calls});
   }
   // Together: ranks of one group sharing this thread connect to each other.
-  TUTTI_RETURN_IF_ERROR(Communicator::reserveForDevice(missing));
+  // A peer that never comes is named, and fails the communicator, as a
+  // host call's would be.
+  if (Status st = Communicator::reserveForDevice(missing); !st.ok())
+    return missing.front().comm->explainSetupFailure(st);
   std::vector<std::shared_ptr<Prepared>> prepared;
   auto undo = [&](const Status& st) {
     for (auto& p : prepared)

@@ -22,6 +22,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status setDevice(int) override { return refuse(); }
   Result<std::string> pciBusId(int) override { return refuse(); }
   PointerInfo pointerInfo(const void*) override { return {}; }
+  bool contextActive(int) override { return false; }
   Result<DeviceStream> createStream() override { return refuse(); }
   void destroyStream(DeviceStream) override {}
   Result<DeviceEvent> recordEvent(DeviceStream) override { return refuse(); }

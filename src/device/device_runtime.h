@@ -5,6 +5,7 @@
 // stream-ordered paths run on machines without a GPU.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -35,6 +36,19 @@ class DeviceRuntime {
   // False when no pointer can be device memory (a process without a GPU):
   // a host call then asks nothing of its buffers.
   bool hasDeviceMemory() const { return hasDeviceMemory_; }
+  // False while no device of the process has a context: nobody has used a
+  // device yet, so no pointer is device memory and nothing need be asked
+  // (asking could make a context). Once true, stays true.
+  bool mayHoldDeviceMemory() {
+    if (!hasDeviceMemory_) return false;
+    if (contextSeen_.load(std::memory_order_relaxed)) return true;
+    for (int d = 0, n = deviceCount(); d < n; ++d)
+      if (contextActive(d)) {
+        contextSeen_.store(true, std::memory_order_relaxed);
+        return true;
+      }
+    return false;
+  }
   virtual const char* name() const = 0;
   // Devices this process may use (CUDA_VISIBLE_DEVICES applies); 0 with a
   // reason when there is none.
@@ -46,6 +60,10 @@ class DeviceRuntime {
   // The device's PCI bus id ("0000:17:00.0"), to place it in the topology.
   virtual Result<std::string> pciBusId(int device) = 0;
   virtual PointerInfo pointerInfo(const void* p) = 0;
+  // Whether the process holds the device's primary context (its memory,
+  // streams and kernels live there): someone already used the device.
+  // Asking makes no context; most other calls make one.
+  virtual bool contextActive(int device) = 0;
 
   // Streams and events of tutti's own (the user's streams are only used).
   virtual Result<DeviceStream> createStream() = 0;
@@ -117,6 +135,7 @@ class DeviceRuntime {
 
  private:
   const bool hasDeviceMemory_;
+  std::atomic<bool> contextSeen_{false};
 };
 
 // Makes `device` current on this thread for a scope, then the caller's again

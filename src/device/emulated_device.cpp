@@ -42,7 +42,8 @@ struct EmulatedDevice::Stream {
   explicit Stream(int d) : device(d) {}
   const int device;  // a stream belongs to the device current when it was made
   SerialWorker worker;
-  std::atomic<bool> capturing{false};  // setCapturing's
+  std::atomic<bool> capturing{false};  // beginCapture's
+  EmulatedDevice::Graph captured;      // under the device's mutex
 };
 
 struct EmulatedDevice::Latch {
@@ -62,20 +63,42 @@ struct Event {
   std::condition_variable done;
   uint64_t recorded = 0;
   uint64_t reached = 0;
+  bool captured = false;  // its last record went into a graph
 };
 
-void recordOn(SerialWorker& stream, Event* e) {
+}  // namespace
+
+void EmulatedDevice::enqueue(Stream& stream, std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stream.capturing) {
+      stream.captured.push_back(std::move(work));
+      return;
+    }
+  }
+  stream.worker.post(std::move(work));
+}
+
+// Records are counted on the caller's thread and reached on the stream's:
+// the event is done when every record so far has been reached. A captured
+// record is a node of the graph, not of the stream.
+void EmulatedDevice::recordOn(Stream& stream, void* event) {
+  auto* e = static_cast<Event*>(event);
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(e->mutex);
+    e->captured = stream.capturing;
+    if (e->captured) return;
     target = ++e->recorded;
   }
-  stream.post([e, target] {
+  stream.worker.post([e, target] {
     std::lock_guard<std::mutex> lock(e->mutex);
     e->reached = std::max(e->reached, target);
     e->done.notify_all();
   });
 }
+
+namespace {
 
 struct IpcPayload {
   int32_t pid;
@@ -89,7 +112,7 @@ thread_local int tCurrentDevice = 0;
 
 // Bus ids the test did not give are made up, distinct per device.
 EmulatedDevice::EmulatedDevice(int devices, std::vector<std::string> busIds)
-    : devices_(devices), busIds_(std::move(busIds)), kernelsLoaded_(devices, 0) {
+    : devices_(devices), busIds_(std::move(busIds)), kernelsLoaded_(devices, 0), contexts_(devices, 0) {
   for (int d = 0; d < devices_; ++d) defaultStreams_.push_back(std::make_unique<Stream>(d));
   for (int d = static_cast<int>(busIds_.size()); d < devices_; ++d) {
     char id[32];
@@ -127,6 +150,10 @@ void* EmulatedDevice::alloc(size_t bytes, int device) {
     throw std::runtime_error("fake device: memfd failed");
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (data == MAP_FAILED) throw std::runtime_error("fake device: mmap failed");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    contexts_.at(device) = 1;
+  }
   return addAllocation(static_cast<char*>(data), bytes, device, fd);
 }
 
@@ -202,7 +229,18 @@ Status EmulatedDevice::setDevice(int device) {
   if (device < 0 || device >= devices_)
     return Status(Code::kCudaError, "emulated device " + std::to_string(device) + " does not exist");
   tCurrentDevice = device;
+  useContext();  // as cudaSetDevice since CUDA 12
   return Status::Ok();
+}
+
+void EmulatedDevice::useContext() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  contexts_[tCurrentDevice] = 1;
+}
+
+bool EmulatedDevice::contextActive(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return device >= 0 && device < devices_ && contexts_[device];
 }
 
 Result<std::string> EmulatedDevice::pciBusId(int device) {
@@ -225,6 +263,7 @@ EmulatedDevice::Stream& EmulatedDevice::streamOf(DeviceStream s) {
 
 Result<DeviceStream> EmulatedDevice::createStream() {
   TUTTI_RETURN_IF_ERROR(notForked());
+  useContext();
   return static_cast<DeviceStream>(new Stream(tCurrentDevice));
 }
 
@@ -243,17 +282,28 @@ void EmulatedDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>
 Result<DeviceEvent> EmulatedDevice::recordEvent(DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(sticky());
   TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "an event recorded"));
+  useContext();
   auto* e = new Event(tCurrentDevice);
-  recordOn(streamOf(s).worker, e);
+  recordOn(streamOf(s), e);
   return static_cast<DeviceEvent>(e);
 }
 
-Result<DeviceEvent> EmulatedDevice::createEvent() { return static_cast<DeviceEvent>(new Event(tCurrentDevice)); }
+Result<DeviceEvent> EmulatedDevice::createEvent() {
+  TUTTI_RETURN_IF_ERROR(notForked());
+  useContext();
+  return static_cast<DeviceEvent>(new Event(tCurrentDevice));
+}
+
+bool EmulatedDevice::eventCaptured(DeviceEvent ev) {
+  auto* e = static_cast<Event*>(ev);
+  std::lock_guard<std::mutex> lock(e->mutex);
+  return e->captured;
+}
 
 Status EmulatedDevice::recordInto(DeviceEvent e, DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(sticky());
   TUTTI_RETURN_IF_ERROR(sameDevice(static_cast<Event*>(e)->device, s, "an event recorded"));
-  recordOn(streamOf(s).worker, static_cast<Event*>(e));
+  recordOn(streamOf(s), e);
   return Status::Ok();
 }
 
@@ -287,6 +337,7 @@ void EmulatedDevice::destroyEvent(DeviceEvent ev) {
 
 Status EmulatedDevice::synchronize(DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(sticky());
+  useContext();
   streamOf(s).worker.drain();
   return Status::Ok();
 }
@@ -300,7 +351,7 @@ Status EmulatedDevice::waitWordAsync(DeviceStream s, const uint32_t* word, uint3
       return Status(Code::kCudaError, "emulated device: a stream wait on a word not mapped into the device");
     ++gatesPending_;
   }
-  streamOf(s).worker.post([this, word, value] {
+  enqueue(streamOf(s), [this, word, value] {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++gatesHolding_;
@@ -315,7 +366,27 @@ Status EmulatedDevice::waitWordAsync(DeviceStream s, const uint32_t* word, uint3
   return Status::Ok();
 }
 
-void EmulatedDevice::setCapturing(DeviceStream s, bool on) { streamOf(s).capturing = on; }
+void EmulatedDevice::beginCapture(DeviceStream s) {
+  Stream& stream = streamOf(s);
+  std::lock_guard<std::mutex> lock(mutex_);
+  stream.captured.clear();
+  stream.capturing = true;
+}
+
+EmulatedDevice::Graph EmulatedDevice::endCapture(DeviceStream s) {
+  Stream& stream = streamOf(s);
+  std::lock_guard<std::mutex> lock(mutex_);
+  stream.capturing = false;
+  return std::move(stream.captured);
+}
+
+void EmulatedDevice::replay(const Graph& graph, DeviceStream s) {
+  for (const auto& node : graph) enqueue(streamOf(s), node);
+}
+
+void EmulatedDevice::enqueueHostWork(DeviceStream s, std::function<void()> work) {
+  enqueue(streamOf(s), std::move(work));
+}
 
 Result<bool> EmulatedDevice::capturing(DeviceStream s) { return streamOf(s).capturing.load(); }
 
@@ -324,6 +395,7 @@ Result<void*> EmulatedDevice::allocPinned(size_t bytes) {
   bytes = (bytes + 4095) / 4096 * 4096;
   void* p = std::aligned_alloc(4096, bytes);
   if (!p) return SystemError("emulated pinned allocation failed");
+  useContext();
   std::lock_guard<std::mutex> lock(mutex_);
   ++counters_.pinnedAllocations;
   mapped_.push_back(std::make_unique<HostRange>(HostRange{static_cast<char*>(p), bytes, true}));
@@ -338,6 +410,7 @@ void EmulatedDevice::freePinned(void* p) {
 // As cudaHostRegister with UVA: the device address is the host address.
 Result<void*> EmulatedDevice::registerHost(void* p, size_t bytes) {
   countMemoryCall();
+  useContext();
   std::lock_guard<std::mutex> lock(mutex_);
   const char* c = static_cast<const char*>(p);
   for (auto& r : mapped_)
@@ -408,9 +481,10 @@ Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t
 
 Status EmulatedDevice::copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, false, "copy"));
+  useContext();
   char* d = static_cast<char*>(backing(dst));
   const char* from = static_cast<const char*>(backing(src));
-  streamOf(s).worker.post([=] { std::memmove(d, from, bytes); });
+  enqueue(streamOf(s), [=] { std::memmove(d, from, bytes); });
   return Status::Ok();
 }
 
@@ -494,8 +568,15 @@ Status EmulatedDevice::flushRemoteWrites() {
   return Status::Ok();
 }
 
+// Loading waits, as CUDA's does, for every stream of the device to go idle.
 Status EmulatedDevice::loadKernels() {
   TUTTI_RETURN_IF_ERROR(notForked());
+  useContext();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kernelsLoaded_[tCurrentDevice]) return Status::Ok();
+  }
+  waitForQueuedGates("loading the kernels");
   std::lock_guard<std::mutex> lock(mutex_);
   kernelsLoaded_[tCurrentDevice] = 1;
   return Status::Ok();
@@ -505,6 +586,7 @@ Status EmulatedDevice::loadKernels() {
 // waits for the very call that launches, so on a GPU this never returns.
 Status EmulatedDevice::loadOnFirstLaunch() {
   std::lock_guard<std::mutex> lock(mutex_);
+  contexts_[tCurrentDevice] = 1;
   if (kernelsLoaded_[tCurrentDevice]) return Status::Ok();
   if (gatesPending_ > 0)
     return Status(Code::kCudaError,
@@ -526,7 +608,7 @@ Status EmulatedDevice::reduceAsync(void* dst, const void* a, const void* b, size
   const void* x = backing(a);
   const void* y = backing(b);
   ReduceFn fn = bestReduceTable().reduce[static_cast<int>(dtype)][static_cast<int>(op)];
-  streamOf(s).worker.post([=] { fn(d, x, y, count, divisor); });
+  enqueue(streamOf(s), [=] { fn(d, x, y, count, divisor); });
   return Status::Ok();
 }
 
@@ -540,7 +622,7 @@ Status EmulatedDevice::divideAsync(void* dst, const void* src, size_t count, Dat
   void* d = backing(dst);
   const void* x = backing(src);
   DivideFn fn = bestReduceTable().divide[static_cast<int>(dtype)];
-  streamOf(s).worker.post([=] { fn(d, x, count, divisor); });
+  enqueue(streamOf(s), [=] { fn(d, x, count, divisor); });
   return Status::Ok();
 }
 
@@ -554,6 +636,7 @@ Status EmulatedDevice::enablePeerAccess(int peer) {
   if (!canAccessPeer(tCurrentDevice, peer))
     return Status(Code::kCudaError, "emulated device " + std::to_string(tCurrentDevice) +
                                         " cannot access device " + std::to_string(peer));
+  useContext();
   std::lock_guard<std::mutex> lock(mutex_);
   peerEnabled_.insert({tCurrentDevice, peer});
   return Status::Ok();
@@ -587,6 +670,7 @@ Result<void*> EmulatedDevice::openMemory(const DeviceIpcHandle& handle) {
         return static_cast<void*>(a->address);
       }
   }
+  useContext();
   const std::string path = "/proc/" + std::to_string(payload.pid) + "/fd/" + std::to_string(payload.fd);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return Status(Code::kCudaError, "emulated device: cannot open " + path);

@@ -5,12 +5,16 @@
 // access to it by tutti crashes instead of passing; only the runtime's copies
 // and kernels reach it. Kernels refuse host memory that was not page-locked
 // and mapped (registerHost, allocPinned), as a GPU would fault on it. Each
-// stream is an in-order thread; events and host functions run there. What
-// the device touched is counted, so a test can tell which path a call took.
+// stream is an in-order thread; events and host work run there, or are
+// recorded while the stream is captured. A device's context is made by the
+// first call that needs one, as CUDA's primary context is. What the device
+// touched is counted, so a test can tell which path a call took. CUDA's
+// runtime API rules over this device: tests/harness/emulated_cuda.h.
 #pragma once
 
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -56,6 +60,22 @@ class EmulatedDevice final : public DeviceRuntime {
   // Whether distinct devices may address each other (default yes).
   void setPeerAccess(bool allowed) { peerAccess_ = allowed; }
 
+  // Capture, as the emulated CUDA API (tests/harness/emulated_cuda.h) needs
+  // it: from beginCapture on, what the stream is given is recorded, not
+  // run; replay runs the recorded work on a stream again, each time.
+  using Graph = std::vector<std::function<void()>>;
+  void beginCapture(DeviceStream s);
+  Graph endCapture(DeviceStream s);
+  void replay(const Graph& graph, DeviceStream s);
+  // Host work in stream order (recorded while capturing): a host function.
+  void enqueueHostWork(DeviceStream s, std::function<void()> work);
+  // Whether the event's last record was captured (it never completes).
+  bool eventCaptured(DeviceEvent e);
+  // The context's sticky error (ok while none), and whether this process
+  // is a fork of the one that used the device.
+  Status stickyError() const { return sticky(); }
+  bool forked() const { return getpid() != owner_; }
+
   const char* name() const override { return "emulated"; }
   int deviceCount() override { return devices_; }
   std::string unavailableReason() override { return ""; }
@@ -63,6 +83,10 @@ class EmulatedDevice final : public DeviceRuntime {
   Status setDevice(int device) override;
   Result<std::string> pciBusId(int device) override;
   PointerInfo pointerInfo(const void* p) override;
+  // A device's context is made by the first call that needs one (setting
+  // the device, allocating, making a stream or event, launching), as CUDA
+  // makes its primary context.
+  bool contextActive(int device) override;
   Result<DeviceStream> createStream() override;
   void destroyStream(DeviceStream s) override;
   Result<DeviceEvent> recordEvent(DeviceStream s) override;
@@ -71,8 +95,6 @@ class EmulatedDevice final : public DeviceRuntime {
   Status synchronize(DeviceStream s) override;
   Status waitWordAsync(DeviceStream s, const uint32_t* word, uint32_t value) override;
   Result<bool> capturing(DeviceStream s) override;
-  // Marks a stream as being captured into a graph (what a test needs of capture).
-  void setCapturing(DeviceStream s, bool on);
   Result<void*> allocPinned(size_t bytes) override;
   void freePinned(void* p) override;
   Result<void*> registerHost(void* p, size_t bytes) override;
@@ -107,6 +129,11 @@ class EmulatedDevice final : public DeviceRuntime {
   struct Latch;
   enum class Place { kOwn, kPeer, kMappedHost, kPageableHost };
   Stream& streamOf(DeviceStream s);
+  // Work in stream order, or recorded when the stream is being captured.
+  void enqueue(Stream& stream, std::function<void()> work);
+  void recordOn(Stream& stream, void* event);
+  // The current device's context, made if it is not yet.
+  void useContext();
   // Where a pointer's bytes really are (device addresses are translated).
   void* backing(const void* p);
   Place placeOf(const void* p, size_t bytes);
@@ -141,6 +168,7 @@ class EmulatedDevice final : public DeviceRuntime {
   int gatesHolding_ = 0;   // gates a stream has reached and waits at
   int gatesPending_ = 0;   // gates queued and not yet passed
   std::vector<char> kernelsLoaded_;  // per device
+  std::vector<char> contexts_;       // per device: made yet
   Status sticky_;  // the context's sticky error (a misaligned kernel operand)
   const pid_t owner_ = getpid();  // the process that made (and used) the device
   bool peerAccess_ = true;

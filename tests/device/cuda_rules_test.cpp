@@ -1,103 +1,177 @@
-// What the emulated device assumes of CUDA, checked on a GPU (skipped
-// without one): which calls wait while a stream is held by a gate (a stream
-// wait on a page-locked word, as tutti's gates are). The emulated device
-// makes frees wait (cudaFree, cudaFreeHost) and a kernel's first launch
-// (lazy loading); it lets allocations and registrations go on. If a GPU
-// disagrees, the emulated device is wrong and must follow.
-#include <cuda_runtime.h>
+// CUDA's rules as tutti meets them, each checked against two CUDAs: a GPU's
+// (skipped without one) and the emulation that runs tutti's CUDA adapter
+// here (tests/harness/emulated_cuda.h). What the emulation assumes is
+// what these tests assert, so a GPU that disagrees shows that the emulation
+// is wrong and must follow. Each body runs in a child: CUDA does not
+// survive fork.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>
 #include <future>
+#include <memory>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "kernels/cuda/cuda_reduce.h"
+#include "src/device/cuda_api.h"
 #include "src/device/device_runtime.h"
 #include "tests/device/gpu_probe.h"
+#include "tests/harness/emulated_cuda.h"
 
 namespace tutti {
 namespace {
 
-class CudaRules : public ::testing::Test {
+using tutti_test::EmulatedCuda;
+using tutti_test::FakeDevice;
+
+enum class Cuda { kGpu, kEmulated };
+
+class CudaRules : public ::testing::TestWithParam<Cuda> {
  protected:
   void SetUp() override {
     std::string reason;
-    if (!tutti_test::gpuAvailable(&reason)) GTEST_SKIP() << reason;
+    if (GetParam() == Cuda::kGpu && !tutti_test::gpuAvailable(&reason)) GTEST_SKIP() << reason;
   }
+  bool gpu() const { return GetParam() == Cuda::kGpu; }
+
+  // The body, in a child, with the CUDA under test and tutti's adapter over it.
+  std::string withCuda(const std::function<std::string(const CudaApi&, DeviceRuntime&)>& body) const {
+    const Cuda which = GetParam();
+    return tutti_test::inChild([&]() -> std::string {
+      if (which == Cuda::kGpu) return body(realCudaApi(), *cudaDeviceRuntime());
+      FakeDevice device(1);
+      EmulatedCuda cuda(device);
+      std::unique_ptr<DeviceRuntime> rt(makeCudaRuntime(EmulatedCuda::api()));
+      return body(EmulatedCuda::api(), *rt);
+    });
+  }
+};
+
+// A stream held as tutti's gates hold one (a wait on a page-locked word).
+struct HeldStream {
+  DeviceRuntime& rt;
+  DeviceStream stream = nullptr;
+  uint32_t* word = nullptr;
+  uint32_t ticket = 0;
+
+  std::string make() {
+    auto page = rt.allocPinned(4096);
+    auto s = rt.createStream();
+    if (!page.ok() || !s.ok()) return "a held stream's setup failed";
+    word = static_cast<uint32_t*>(*page);
+    *word = 0;
+    stream = *s;
+    return "";
+  }
+  std::string hold() {
+    ticket = __atomic_load_n(word, __ATOMIC_ACQUIRE) + 1;
+    Status st = rt.waitWordAsync(stream, word, ticket);
+    return st.ok() ? "" : st.message();
+  }
+  void release() { __atomic_store_n(word, ticket, __ATOMIC_RELEASE); }
 };
 
 // Whether `call` is still running 2 s after it started while a gate holds
 // a stream of this process; the gate opens then, and the call must end.
-std::string waitsForAHeldStream(DeviceRuntime& rt, DeviceStream held, uint32_t* word,
-                                const std::function<void()>& call, bool* waited) {
-  const uint32_t ticket = __atomic_load_n(word, __ATOMIC_ACQUIRE) + 1;
-  Status st = rt.waitWordAsync(held, word, ticket);
-  if (!st.ok()) return st.message();
+std::string waitsForAHeldStream(HeldStream& held, const std::function<void()>& call, bool* waited) {
+  std::string err = held.hold();
+  if (!err.empty()) return err;
   auto done = std::async(std::launch::async, call);
   *waited = done.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
-  __atomic_store_n(word, ticket, __ATOMIC_RELEASE);
+  held.release();
   if (done.wait_for(std::chrono::seconds(20)) != std::future_status::ready) return "the call never ended";
-  return rt.synchronize(held).ok() ? "" : "the held stream failed";
+  return held.rt.synchronize(held.stream).ok() ? "" : "the held stream failed";
 }
 
-TEST_F(CudaRules, WhatWaitsForAStreamHeldByAGate) {
-  EXPECT_EQ(tutti_test::inChild([]() -> std::string {
-    DeviceRuntime& rt = *cudaDeviceRuntime();
+// Frees and kernel loading wait for a held stream; allocations and
+// registrations do not (what src/device/emulated_device.cpp assumes).
+TEST_P(CudaRules, WhatWaitsForAStreamHeldByAGate) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
     if (!rt.setDevice(0).ok()) return "setDevice";
-    auto page = rt.allocPinned(4096);
-    auto held = rt.createStream();
-    if (!page.ok() || !held.ok()) return "setup";
-    auto* word = static_cast<uint32_t*>(*page);
-    *word = 0;
+    HeldStream held{rt};
+    if (std::string err = held.make(); !err.empty()) return err;
     void* device = nullptr;
     void* pinned = nullptr;
     std::vector<char> host(1 << 20);
     struct Case {
       const char* name;
       std::function<void()> call;
-      bool emulatedWaits;  // what src/device/emulated_device.cpp assumes
+      bool waits;
     };
     const std::vector<Case> cases{
-        {"loading the kernels (a first launch)", [] { cuda::loadKernels(); }, true},
-        {"cudaMalloc", [&] { cudaMalloc(&device, 1 << 20); }, false},
-        {"cudaFree", [&] { cudaFree(device); }, true},
-        {"cudaHostAlloc", [&] { cudaHostAlloc(&pinned, 1 << 20, cudaHostAllocPortable); }, false},
-        {"cudaFreeHost", [&] { cudaFreeHost(pinned); }, true},
-        {"cudaHostRegister", [&] { cudaHostRegister(host.data(), host.size(), cudaHostRegisterMapped); }, false},
-        {"cudaHostUnregister", [&] { cudaHostUnregister(host.data()); }, true},
+        {"loading the kernels (a first launch)", [&] { cu.loadKernels(); }, true},
+        {"cudaMalloc", [&] { cu.malloc(&device, 1 << 20); }, false},
+        {"cudaFree", [&] { cu.free(device); }, true},
+        {"cudaHostAlloc", [&] { cu.hostAlloc(&pinned, 1 << 20, cudaHostAllocPortable); }, false},
+        {"cudaFreeHost", [&] { cu.freeHost(pinned); }, true},
+        {"cudaHostRegister", [&] { cu.hostRegister(host.data(), host.size(), cudaHostRegisterMapped); }, false},
+        {"cudaHostUnregister", [&] { cu.hostUnregister(host.data()); }, true},
     };
     std::string disagree;
     for (const Case& c : cases) {
       bool waited = false;
-      std::string err = waitsForAHeldStream(rt, *held, word, c.call, &waited);
+      std::string err = waitsForAHeldStream(held, c.call, &waited);
       if (!err.empty()) return std::string(c.name) + ": " + err;
       fprintf(stderr, "%s %s for the held stream\n", c.name, waited ? "waited" : "did not wait");
-      if (waited != c.emulatedWaits)
-        disagree += std::string(c.name) + (waited ? " waited" : " did not wait") + " (the emulated device assumes the other); ";
+      if (waited != c.waits) disagree += std::string(c.name) + (waited ? " waited; " : " did not wait; ");
     }
     return disagree;
+  }), "");
+}
+
+// An event query that finds the event not ready leaves cudaErrorNotReady
+// as the thread's last error, and a launch wrapper reports it as its own
+// failure; tutti's adapter takes it off, so its next launch succeeds.
+TEST_P(CudaRules, NotReadyIsLeftForTheNextLaunchUnlessTaken) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+    HeldStream held{rt};
+    if (std::string err = held.make(); !err.empty()) return err;
+    auto other = rt.createStream();
+    auto buffer = rt.allocDevice(4096);
+    if (!other.ok() || !buffer.ok()) return "setup";
+    cudaEvent_t e = nullptr;
+    if (cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return "event";
+    if (std::string err = held.hold(); !err.empty()) return err;
+    if (cu.eventRecord(e, static_cast<cudaStream_t>(held.stream)) != cudaSuccess) return "record";
+    std::string out;
+    // CUDA's own calls: the wrapper's launch returns the leftover.
+    if (cu.eventQuery(e) != cudaErrorNotReady) out += "the held event was not 'not ready'; ";
+    if (cu.launchCopy(*buffer, static_cast<char*>(*buffer) + 2048, 1024, *other) != cudaErrorNotReady)
+      out += "a launch after a not-ready query did not return cudaErrorNotReady; ";
+    // tutti's adapter: the query clears it.
+    auto done = rt.eventDone(static_cast<DeviceEvent>(e));
+    if (!done.ok() || *done) out += "eventDone did not say 'not ready'; ";
+    Status launched = rt.reduceAsync(*buffer, *buffer, static_cast<char*>(*buffer) + 2048, 256, DataType::kFloat32,
+                                     RedOp::kSum, 1, *other);
+    if (!launched.ok()) out += "the adapter's launch after eventDone failed: " + launched.message() + "; ";
+    held.release();
+    if (!rt.synchronize(held.stream).ok() || !rt.synchronize(*other).ok()) out += "synchronize; ";
+    cu.eventDestroy(e);
+    return out;
   }), "");
 }
 
 // A user thread captures a graph in global mode (PyTorch's default) while
 // tutti's threads allocate, register, query and wait: tutti's calls succeed
 // and the capture stays valid (CUDA refuses unsafe calls from every thread
-// during such a capture unless that thread's mode is relaxed).
-TEST_F(CudaRules, TuttisCallsLeaveAnotherThreadsCaptureValid) {
-  EXPECT_EQ(tutti_test::inChild([]() -> std::string {
-    DeviceRuntime& rt = *cudaDeviceRuntime();
+// during such a capture unless that thread's mode is relaxed). Then the
+// rule itself: the same call from a thread in global mode fails and
+// invalidates the capture.
+TEST_P(CudaRules, TuttisCallsLeaveAnotherThreadsCaptureValid) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
     if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
     void *src = nullptr, *dst = nullptr;
     cudaStream_t user = nullptr;
-    if (cudaMalloc(&src, 4096) != cudaSuccess || cudaMalloc(&dst, 4096) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) != cudaSuccess)
+    if (cu.malloc(&src, 4096) != cudaSuccess || cu.malloc(&dst, 4096) != cudaSuccess ||
+        cu.streamCreateWithFlags(&user, cudaStreamNonBlocking) != cudaSuccess)
       return "user setup";
     auto own = rt.createStream();
     if (!own.ok()) return "tutti's stream";
-    if (cudaStreamBeginCapture(user, cudaStreamCaptureModeGlobal) != cudaSuccess) return "begin capture";
-    if (cuda::launchCopy(dst, src, 4096, user) != 0) return "captured launch";
+    if (cu.streamBeginCapture(user, cudaStreamCaptureModeGlobal) != cudaSuccess) return "begin capture";
+    if (cu.launchCopy(dst, src, 4096, user) != 0) return "captured launch";
     std::string during = std::async(std::launch::async, [&]() -> std::string {
       if (!rt.setDevice(0).ok()) return "setDevice";
       std::vector<char> host(1 << 16);
@@ -120,15 +194,129 @@ TEST_F(CudaRules, TuttisCallsLeaveAnotherThreadsCaptureValid) {
       return "";
     }).get();
     cudaGraph_t graph = nullptr;
-    cudaError_t ended = cudaStreamEndCapture(user, &graph);
+    cudaError_t ended = cu.streamEndCapture(user, &graph);
     if (!during.empty()) return "tutti's call during the capture: " + during;
-    if (ended != cudaSuccess) return std::string("the capture was invalidated: ") + cudaGetErrorString(ended);
+    if (ended != cudaSuccess) return std::string("the capture was invalidated: ") + cudaGetErrorName(ended);
     cudaGraphExec_t exec = nullptr;
-    if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess || cudaGraphLaunch(exec, user) != cudaSuccess ||
-        cudaStreamSynchronize(user) != cudaSuccess)
+    if (cu.graphInstantiate(&exec, graph, 0) != cudaSuccess || cu.graphLaunch(exec, user) != cudaSuccess ||
+        cu.streamSynchronize(user) != cudaSuccess)
       return "the captured graph did not run";
+    // The rule: an allocation from a thread in global mode.
+    if (cu.streamBeginCapture(user, cudaStreamCaptureModeGlobal) != cudaSuccess) return "second capture";
+    cudaError_t alloc = std::async(std::launch::async, [&] {
+      void* p = nullptr;
+      return cu.malloc(&p, 1 << 20);
+    }).get();
+    cudaGraph_t second = nullptr;
+    cudaError_t secondEnd = cu.streamEndCapture(user, &second);
+    (void)cu.getLastError();
+    if (alloc == cudaSuccess) return "cudaMalloc in global mode during another thread's global capture succeeded";
+    if (secondEnd != cudaErrorStreamCaptureInvalidated)
+      return std::string("that capture ended with ") + cudaGetErrorName(secondEnd) + ", not invalidated";
+    cu.graphExecDestroy(exec);
+    cu.graphDestroy(graph);
     return "";
   }), "");
+}
+
+// A captured event cannot be queried, a capturing stream cannot be
+// synchronized, and a graph's host function runs on every replay.
+TEST_P(CudaRules, CapturedEventsAndReplays) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok()) return "setup";
+    cudaStream_t s = nullptr;
+    cudaEvent_t e = nullptr;
+    if (cu.streamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+        cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+      return "setup";
+    std::string out;
+    if (cu.streamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess) return "begin";
+    if (cu.eventRecord(e, s) != cudaSuccess) return "captured record";
+    if (cu.eventQuery(e) == cudaSuccess) out += "a captured event was queried; ";
+    if (cu.streamSynchronize(s) == cudaSuccess) out += "a capturing stream was synchronized; ";
+    cudaGraph_t g = nullptr;
+    (void)cu.streamEndCapture(s, &g);
+    if (g) cu.graphDestroy(g);
+    (void)cu.getLastError();
+
+    static std::atomic<int> runs{0};
+    runs = 0;
+    if (cu.streamBeginCapture(s, cudaStreamCaptureModeGlobal) != cudaSuccess) return "begin again";
+    if (cu.launchHostFunc(s, [](void*) { ++runs; }, nullptr) != cudaSuccess) return "host node";
+    if (cu.streamEndCapture(s, &g) != cudaSuccess) return "end";
+    if (runs != 0) out += "a captured host function ran at capture; ";
+    cudaGraphExec_t exec = nullptr;
+    if (cu.graphInstantiate(&exec, g, 0) != cudaSuccess) return "instantiate";
+    for (int i = 0; i < 3; ++i)
+      if (cu.graphLaunch(exec, s) != cudaSuccess) return "launch";
+    if (cu.streamSynchronize(s) != cudaSuccess) return "synchronize";
+    if (runs != 3) out += "3 replays ran the host function " + std::to_string(runs.load()) + " time(s); ";
+    cu.graphExecDestroy(exec);
+    cu.graphDestroy(g);
+    return out;
+  }), "");
+}
+
+// Every host function of a process runs on one thread. (A CUDA call from
+// one may fail with cudaErrorNotPermitted; the emulation always fails it.)
+TEST_P(CudaRules, HostFunctionsShareOneThread) {
+  const bool strict = !gpu();
+  EXPECT_EQ(withCuda([strict](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok()) return "setup";
+    struct Seen {
+      const CudaApi* cu;
+      std::mutex mutex;
+      std::set<std::thread::id> threads;
+      int notPermitted = 0;
+    } seen{&cu, {}, {}, 0};
+    std::vector<cudaStream_t> streams(4);
+    for (auto& s : streams)
+      if (cu.streamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return "stream";
+    for (int round = 0; round < 8; ++round)
+      for (cudaStream_t s : streams)
+        if (cu.launchHostFunc(s, [](void* p) {
+              auto* seen = static_cast<Seen*>(p);
+              int device = -1;
+              const bool refused = seen->cu->getDevice(&device) == cudaErrorNotPermitted;
+              std::lock_guard<std::mutex> lock(seen->mutex);
+              seen->threads.insert(std::this_thread::get_id());
+              seen->notPermitted += refused;
+            }, &seen) != cudaSuccess)
+          return "launchHostFunc";
+    for (cudaStream_t s : streams)
+      if (cu.streamSynchronize(s) != cudaSuccess) return "synchronize";
+    fprintf(stderr, "%d of 32 CUDA calls from host functions were refused\n", seen.notPermitted);
+    std::string out;
+    if (seen.threads.size() != 1) out += std::to_string(seen.threads.size()) + " threads ran host functions; ";
+    if (strict && seen.notPermitted != 32) out += "the emulation let a host function call CUDA; ";
+    return out;
+  }), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cudas, CudaRules, ::testing::Values(Cuda::kGpu, Cuda::kEmulated),
+                         [](const auto& info) { return info.param == Cuda::kGpu ? "gpu" : "emulated"; });
+
+// On a GPU a host function that waits for another never returns (one
+// thread runs them all); the emulation aborts, saying why.
+void waitInAHostFunctionForAnother() {
+  FakeDevice device(1);
+  EmulatedCuda cuda(device);
+  cuda.setHostFunctionLimit(1);
+  const CudaApi& cu = EmulatedCuda::api();
+  static std::atomic<bool> flag{false};
+  cudaStream_t a = nullptr;
+  cudaStream_t b = nullptr;
+  cu.streamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cu.streamCreateWithFlags(&b, cudaStreamNonBlocking);
+  cu.launchHostFunc(a, [](void*) { while (!flag) std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cu.launchHostFunc(b, [](void*) { flag = true; }, nullptr);
+  cu.streamSynchronize(a);
+}
+
+TEST(EmulatedCudaDeath, AHostFunctionWaitingForAnotherAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(waitInAHostFunctionForAnother(), "host functions on one thread");
 }
 
 }  // namespace

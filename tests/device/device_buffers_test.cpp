@@ -24,6 +24,9 @@
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 #include "tests/harness/reference.h"
+#ifdef TUTTI_HAVE_CUDA
+#include "tests/harness/emulated_cuda.h"
+#endif
 
 namespace tutti_test {
 namespace {
@@ -206,6 +209,73 @@ TEST_P(DeviceThreads, EveryCollectiveDtypeOp) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, DeviceThreads, ::testing::Values(Path::kP2p, Path::kShm),
                          [](const auto& info) { return pathName(info.param); });
+
+#ifdef TUTTI_HAVE_CUDA
+// tutti's CUDA adapter itself (src/device/cuda_runtime.cpp), not the
+// emulated device in its place: it runs over the emulated CUDA API, which
+// keeps CUDA's rules (tests/harness/emulated_cuda.h), so what the adapter
+// gets wrong of them (a "not ready" left for the next launch, an unsafe
+// call during a capture) fails here as on a GPU.
+class CudaAdapter : public ::testing::TestWithParam<std::tuple<int, Path>> {};
+
+TEST_P(CudaAdapter, EveryCollectiveDtypeOpOverEmulatedCuda) {
+  const int n = std::get<0>(GetParam());
+  const Path path = std::get<1>(GetParam());
+  auto body = [path](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    new EmulatedCuda(d);  // the rank's process ends with it
+    tutti::setDeviceRuntime(tutti::makeCudaRuntime(EmulatedCuda::api()));
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    const Tally before = Tally::now();
+    EmulatedCaseDevice dev(d);
+    err = runEveryCase(comm, ctx.rank, ctx.nranks, {0, 1, 7, 1031}, &dev, 1);
+    if (!err.empty()) return err;
+    tuttiCommDestroy(comm);
+    return checkRoute(routeOf(path), ctx.nranks, before);
+  };
+  EXPECT_EQ(summarize(runRanks(n, body, deviceEnv(path))), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, CudaAdapter,
+                         ::testing::Values(std::make_tuple(3, Path::kP2p), std::make_tuple(2, Path::kShm),
+                                           std::make_tuple(4, Path::kTwoNodes)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" +
+                                  pathName(std::get<1>(info.param));
+                         });
+#endif
+
+// A process that has not used its device (no context) is a host-only
+// user so far: its communicators make no context (each would hold hundreds
+// of MiB of device memory on every rank's GPU), and its host calls ask the
+// device nothing. Its first device call then makes the device side, and
+// every device call after is right.
+TEST(DeviceBuffers, NoContextIsMadeUntilADeviceCall) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    auto* d = new FakeDevice(1);  // not processDevice(), which sets its device
+    tutti::setDeviceRuntime(d);
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    const size_t count = 1000;
+    std::vector<float> in(count), out(count);
+    for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>(i % 5 + ctx.rank);
+    if (tuttiAllReduce(in.data(), out.data(), count, tuttiFloat32, tuttiSum, comm, nullptr) != tuttiSuccess)
+      return std::string("host all-reduce: ") + tuttiGetLastError(comm);
+    for (size_t i = 0; i < count; ++i)
+      if (out[i] != static_cast<float>(ctx.nranks * (i % 5)) + ctx.nranks * (ctx.nranks - 1) / 2.0f)
+        return "host element " + std::to_string(i) + " is " + std::to_string(out[i]);
+    if (d->contextActive(0)) return "init or a host call made a context on the device";
+    EmulatedCaseDevice dev(*d);  // the user's first device work: a context now
+    err = runEveryCase(comm, ctx.rank, ctx.nranks, {0, 1, 1031}, &dev, 5);
+    if (!err.empty()) return "device calls after host calls: " + err;
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(3, body, deviceEnv(Path::kP2p))), "");
+}
 
 // As CUDA: a kernel on device 0 reads device 1's memory only after device 0
 // enabled peer access to it; copies between devices need none.
@@ -474,11 +544,11 @@ TEST(DeviceBuffers, MisalignedBuffersAndCaptureAreRefused) {
       return std::string("misaligned: ") + tuttiGetLastError(comm);
     if (tuttiAllGather(buf, buf + 4 + 1, 1, tuttiInt32, comm, s) != tuttiInvalidArgument || !says("recvbuff"))
       return std::string("misaligned recvbuff: ") + tuttiGetLastError(comm);
-    d.setCapturing(s, true);
+    d.beginCapture(s);
     if (tuttiAllReduce(buf, buf, count, tuttiFloat32, tuttiSum, comm, s) != tuttiInvalidUsage ||
         !says("captured into a CUDA graph"))
       return std::string("capture: ") + tuttiGetLastError(comm);
-    d.setCapturing(s, false);
+    if (!d.endCapture(s).empty()) return "the refused call left work in the capture";
     // The device still works: an aligned call, every element checked.
     std::vector<float> in(count), out(count);
     for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>(i % 7 + ctx.rank);

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "src/device/cuda_api.h"
 #include "tests/collectives/collective_cases.h"
 #include "tests/device/gpu_probe.h"
 #include "tests/harness/ranks.h"
@@ -141,6 +142,37 @@ INSTANTIATE_TEST_SUITE_P(Threads, GpuCollectivesAsThreads,
                            return std::to_string(std::get<0>(info.param)) + "threads_" +
                                   (std::get<1>(info.param) ? "shm_mapped" : "p2p");
                          });
+
+// A process that never touched its GPU (a host-only user on a GPU machine):
+// init and host calls make no context, which would take hundreds of MiB of
+// device 0 on every rank. The first device call then makes the device side.
+TEST(GpuContexts, HostCallsMakeNoContextUntilADeviceCall) {
+  std::string reason;
+  if (!gpuAvailable(&reason)) GTEST_SKIP() << reason;
+  auto body = [](const RankContext& ctx) -> std::string {
+    int active = 0;
+    const tutti::CudaApi& cu = tutti::realCudaApi();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    std::vector<int32_t> in(4096, ctx.rank + 1), out(4096, 0);
+    if (tuttiAllReduce(in.data(), out.data(), in.size(), tuttiInt32, tuttiSum, comm, nullptr) != tuttiSuccess)
+      return std::string("host all-reduce: ") + tuttiGetLastError(comm);
+    const int32_t want = ctx.nranks * (ctx.nranks + 1) / 2;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i] != want) return "host element " + std::to_string(i) + " is " + std::to_string(out[i]);
+    if (cu.primaryContextActive(0, &active) != cudaSuccess) return "cuDevicePrimaryCtxGetState failed";
+    if (active) return "init and a host all-reduce made a context on device 0";
+    CudaCaseDevice dev;  // the user's first device work
+    err = runEveryCase(comm, ctx.rank, ctx.nranks, {1, 1031}, &dev, 13);
+    if (!err.empty()) return "device calls after host calls: " + err;
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, [](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "120"}};
+  }, 600)), "");
+}
 
 }  // namespace
 }  // namespace tutti_test

@@ -9,6 +9,10 @@ FakeDevice& processDevice() {
   static FakeDevice* device = [] {
     auto* d = new FakeDevice(2);
     tutti::setDeviceRuntime(d);
+    // As an NCCL program does before its communicators: the device is set
+    // (since CUDA 12 that makes its context), so they make their device
+    // side at init. DeviceContexts tests the other case.
+    (void)d->setDevice(0);
     return d;
   }();
   return *device;
