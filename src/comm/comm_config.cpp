@@ -53,11 +53,17 @@ Result<CommConfig> CommConfig::fromEnv() {
   TUTTI_ASSIGN_OR_RETURN(int64_t checkCalls, tunableInt("CHECK_CALLS"));
   if (checkCalls != 0 && checkCalls != 1) return InvalidArgument("TUTTI_CHECK_CALLS must be 0 or 1");
   c.checkCalls = checkCalls == 1;
+  TUTTI_ASSIGN_OR_RETURN(int64_t measure, tunableInt("MEASURE_LINKS"));
+  if (measure != 0 && measure != 1) return InvalidArgument("TUTTI_MEASURE_LINKS must be 0 or 1");
+  c.measureLinks = measure == 1;
   return c;
 }
 
-void CommConfig::adaptToOversubscription(int ranksOnCores, int cores) {
-  if (!spinForced && ranksOnCores > cores) spinCount = 20;
+void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes) {
+  constexpr int kSocketYieldRounds = 2000;
+  if (ranksOnCores <= cores) return;
+  if (!spinForced) spinCount = 20;
+  if (nodes > 1) socketYieldRounds = kSocketYieldRounds;
 }
 
 static_assert(sizeof(CommConfig::Shared) == 56, "Shared is compared as bytes: it must have no padding");
@@ -65,7 +71,7 @@ static_assert(sizeof(CommConfig::Shared) == 56, "Shared is compared as bytes: it
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
                 static_cast<int32_t>(net), p2pDisabled ? 1 : 0, fnv1a64(algoSpec.data(), algoSpec.size()),
-                deviceSlotBytes, deterministic ? 1 : 0, 0};
+                deviceSlotBytes, deterministic ? 1 : 0, measureLinks ? 1 : 0};
 }
 
 }  // namespace tutti

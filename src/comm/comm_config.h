@@ -31,6 +31,8 @@ struct CommConfig {
   bool deterministic = false;        // TUTTI_DETERMINISTIC or tuttiConfig_t.deterministic
   double matchCheckSeconds = 1;      // TUTTI_MATCH_CHECK_MS
   bool checkCalls = false;           // TUTTI_CHECK_CALLS: compare every host call's arguments first
+  bool measureLinks = true;          // TUTTI_MEASURE_LINKS: several nodes measure their links at init
+  int socketYieldRounds = 0;         // ExecOptions::socketYieldRounds
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes (no padding).
@@ -46,13 +48,17 @@ struct CommConfig {
     uint64_t algoHash;
     uint64_t deviceSlotBytes;  // device chunks: both ends of a connection must agree
     int32_t deterministic;     // every rank must plan reductions alike
-    int32_t unused;
+    int32_t measureLinks;      // every rank takes part in measuring, or none
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off
   // the core it needs, so yield almost at once (unless told otherwise).
   // `ranksOnCores`: the ranks that run on these cores, of any network node.
-  void adaptToOversubscription(int ranksOnCores, int cores);
+  // `nodes`: network nodes of the communicator. Ranks of several nodes on
+  // shared cores also yield on sockets before they sleep (measured: 2 x 2
+  // namespace nodes, 8-byte tree all-reduce 55 -> 31 us); one host's calls
+  // go through shared memory, which yields already.
+  void adaptToOversubscription(int ranksOnCores, int cores, int nodes);
 };
 
 }  // namespace tutti

@@ -10,6 +10,7 @@
 #include "tutti/tutti.h"
 #include "src/comm/group.h"
 #include "src/comm/hang_report.h"
+#include "src/comm/link_probe.h"
 #include "src/comm/progress_service.h"
 #include "src/common/config.h"
 #include "src/common/interfaces.h"
@@ -94,7 +95,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // the cores too: a rank spinning for the network keeps one that works off.
   int sharingCores = 0;
   for (const RankInfo& r : peers()) sharingCores += r.coresHash == peers()[rank].coresHash;
-  config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores);
+  config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores, planner_.layout().nnodes());
   TUTTI_INFO(kSubsysInit,
              "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
              localRanks, sharingCores, cores, config_.spinCount);
@@ -124,6 +125,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_RETURN_IF_ERROR(connectInitEdges(deviceNow));
   if (hostBlock && rank_ != 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(true));
   clock.lap("connections and buffers");
+  TUTTI_RETURN_IF_ERROR(measureLinkCosts());
+  clock.lap("link costs");
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
   if (small_) small_->block().unlink();
@@ -274,6 +277,31 @@ Status Communicator::connectInitEdges(bool device) {
   return connectPlans(wanted);
 }
 
+Status Communicator::measureLinkCosts() {
+  if (planner_.layout().nnodes() < 2 || !config_.measureLinks) return Status::Ok();
+  TUTTI_ASSIGN_OR_RETURN(MeasuredLinks links, measureLinks(*this));
+  TuneContext tuning = planner_.tuning();
+  applyMeasuredLinks(links, &tuning);
+  TUTTI_RETURN_IF_ERROR(calibrateAllReduce(*this, &tuning));
+  std::string calibrated;
+  for (int a = 0; a < kNumAlgorithms; ++a) {
+    const TuneContext::Calibration& k = tuning.allReduce[a];
+    if (k.points == 0) continue;
+    calibrated += std::string(calibrated.empty() ? "" : "; ") + algorithmName(static_cast<Algorithm>(a));
+    for (int p = 0; p < k.points; ++p) {
+      char point[64];
+      snprintf(point, sizeof(point), " %.0f B %.1f us (%.2fx)", k.bytes[p], k.us[p], k.ratio[p]);
+      calibrated += point;
+    }
+  }
+  TUTTI_INFO(kSubsysInit | kSubsysTuning,
+             "rank %d: links measured with every rank busy: inside nodes %.1f us, %.2f GB/s a stream; "
+             "between nodes %.1f us, %.2f GB/s a stream (%d stream(s) a node); all-reduce measured over predicted by %s",
+             rank_, tuning.intra.latencyUs, tuning.intra.channelGBs, tuning.net.latencyUs, tuning.net.channelGBs,
+             links.net.streams, calibrated.c_str());
+  return Status::Ok();
+}
+
 Status Communicator::makeDeviceSide() {
   if (deviceCalls_ || device_ < 0) return Status::Ok();
   auto made = DeviceCalls::create(deviceRuntime(), device_);
@@ -327,6 +355,12 @@ static void traceCall(const CollectiveArgs& a, uint64_t sequence) {
               static_cast<unsigned long long>(sequence), a.count, dtypeName(a.dtype), redOpName(a.op), a.root);
 }
 
+void Communicator::logTook(const CollectiveArgs& a, double tookUs) const {
+  if (predictedUs_ <= 0) return;
+  TUTTI_INFO(kSubsysTuning, "%s #%llu took %.1f us (predicted %.1f us, %+.0f%%)", collectiveName(a.collective),
+             static_cast<unsigned long long>(sequence_), tookUs, predictedUs_, 100.0 * (predictedUs_ - tookUs) / tookUs);
+}
+
 void Communicator::logHostBlockCall(const CollectiveArgs& a) const {
   TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of host memory: oneshot on the host block", collectiveName(a.collective),
              static_cast<unsigned long long>(sequence_), callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_));
@@ -371,7 +405,8 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // chunk carries the call's signature, so a rank that gets another call's
   // refuses it. (A one-shot all-reduce in place also writes its sum over
   // what it sent, maybe before a socket flushed it: tagged sends are copies.)
-  work->tag = plan->algorithm == Algorithm::kOneShot ? a.signature(work->sequence).tag() : 0;
+  const bool oneShotChannel = plan->algorithm == Algorithm::kOneShot || plan->algorithm == Algorithm::kRecursiveDoubling;
+  work->tag = oneShotChannel ? a.signature(work->sequence).tag() : 0;
   if (!a.internal) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
@@ -385,6 +420,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_),
                callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_), memoryName(a.memory()),
                algorithmName(choice.algorithm), choice.nchannels, work->chunkBytes >> 10, choice.predictedUs);
+  predictedUs_ = p2p ? 0 : choice.predictedUs;
   traceCall(a, sequence_);
   return Status::Ok();
 }

@@ -62,10 +62,17 @@ class Communicator final : public Peers {
   Exchange& bootstrap() { return *bootstrap_; }
   // What each rank said of itself at rendezvous (host, pid).
   const std::vector<RankInfo>& peers() const { return bootstrap_->peers(); }
+  // Where every rank sits (nodes), as the planner sees it.
+  const NodeLayout& layout() const { return planner_.layout(); }
+  // The cost model's inputs (measured ones at init: link_probe.h).
+  void setTuning(const TuneContext& tuning) { planner_.setTuning(tuning); }
 
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
+  // TUTTI_DEBUG_SUBSYS=TUNING: the call prepare() last planned took this
+  // long; logged beside the cost model's prediction.
+  void logTook(const CollectiveArgs& args, double tookUs) const;
   // Publishes `args` (a collective) as the call this rank is about to enter,
   // before tutti's own calls that precede it (TUTTI_CHECK_CALLS): a rank
   // that waits there shows what it is about to call.
@@ -94,7 +101,9 @@ class Communicator final : public Peers {
     if (log_detail::enabled(LogLevel::kInfo, kSubsysTuning | kSubsysColl)) logHostBlockCall(a);
     return small_->run(a, sequence_);
   }
-  ExecOptions execOptions() const { return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds}; }
+  ExecOptions execOptions() const {
+    return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds, config_.socketYieldRounds};
+  }
 
   // Device calls. Whether the connections and device scratch the calls
   // need exist; if not, the caller makes them with reserveForDevice on its
@@ -150,6 +159,8 @@ class Communicator final : public Peers {
   Status gatherLayout(const TopoGraph& topo, const std::vector<NetInterface>& ifaces, int cores);
   void preferNicsNearDevice(const TopoGraph& topo, std::vector<NetInterface>* ifaces) const;
   Status connectInitEdges(bool device);
+  // Several nodes: the cost model takes the links' measured costs (link_probe.h).
+  Status measureLinkCosts();
   // The device side (DeviceCalls) when init left it for the first device
   // call; reserveForDevice makes it, before any gate.
   Status makeDeviceSide();
@@ -168,6 +179,7 @@ class Communicator final : public Peers {
   CommConfig config_;
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
+  double predictedUs_ = 0;  // the last planned collective's (logTook)
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;

@@ -1,10 +1,12 @@
 #include "src/comm/group.h"
 
+#include <chrono>
 #include <deque>
 #include <map>
 
 #include "kernels/reducer.h"
 #include "src/comm/call_check.h"
+#include "src/common/log.h"
 
 namespace tutti {
 
@@ -77,7 +79,12 @@ Status runPlanned(Communicator* comm, const CollectiveArgs& args) {
   Connector connector;
   if (comm->requestConnections(*work.plan, Memory::kHost, &connector))
     TUTTI_RETURN_IF_ERROR(comm->explainSetupFailure(connector.run()));
-  return execute(&work, 1, hostReducer(), comm->execOptions());
+  if (!log_detail::enabled(LogLevel::kInfo, kSubsysTuning) || args.internal)
+    return execute(&work, 1, hostReducer(), comm->execOptions());
+  const auto t0 = std::chrono::steady_clock::now();
+  Status st = execute(&work, 1, hostReducer(), comm->execOptions());
+  comm->logTook(args, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  return st;
 }
 
 }  // namespace tutti

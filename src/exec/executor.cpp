@@ -559,7 +559,9 @@ Status Run::go() {
     }
     if (live == 0) break;
     // A socket poll is a syscall: after a few, sleep in poll() until data comes.
-    if (backoff.idleRounds() >= std::min(options_.spinCount, 64) && sleepOnDescriptors())
+    const int64_t beforeSleep = options_.socketYieldRounds > 0 ? options_.spinCount + options_.socketYieldRounds
+                                                               : std::min(options_.spinCount, 64);
+    if (backoff.idleRounds() >= beforeSleep && sleepOnDescriptors())
       backoff.countIdle();
     else backoff.pause();
     if (backoff.shouldCheck()) {

@@ -102,6 +102,12 @@ struct ExecOptions {
   // A call blocked this long asks the ranks what they called under its
   // number (again at twice that, and so on); 0: only at the timeout.
   double matchCheckSeconds = 1;
+  // Ranks of several nodes sharing cores (containers or namespaces on one
+  // kernel): a rank waiting on a socket yields its core this many rounds
+  // before it sleeps in poll(). A sleeper wakes only when the scheduler gets
+  // to it; a yielder is on the run queue when its data comes, and a rank
+  // with work gets the core meanwhile. 0: sleep after a few rounds.
+  int socketYieldRounds = 0;
 };
 
 // Runs every Work to completion (or the first error). Works that share a

@@ -23,8 +23,15 @@ CallPlanner::CallPlanner(NodeLayout layout, int rank, const PlannerSettings& s)
   tuning_ = TuneContext::fromLayout(layout_, rings_[0], s.maxChannels, s.channelsForced, s.maxChunkBytes);
   tuning_.filter = s.filter;
   tuning_.hostBlock = sharedMemory_ && layout_.nnodes() == 1 && layout_.nranks() > 1 &&
-                      layout_.nranks() <= kHostBlockMaxRanks && oneShotAllowed();
+                      layout_.nranks() <= kHostBlockMaxRanks && allowedForSome(Algorithm::kOneShot);
   for (int which = 0; which < 2; ++which) allReduceTrees_[which] = rankTreeNeighbors(layout_, which, -1, rank_);
+}
+
+void CallPlanner::setTuning(const TuneContext& tuning) {
+  std::lock_guard<std::mutex> lock(*cacheMutex_);
+  tuning_ = tuning;
+  cache_.clear();
+  id_ = nextId();  // threads' last answers were another model's
 }
 
 TuneChoice CallPlanner::choose(const CallShape& call) {
@@ -104,10 +111,15 @@ bool CallPlanner::orderedChain(const CallShape& call) const {
   return callBytes(call, tuning_.nranks) <= kChainMaxBytes;
 }
 
-bool CallPlanner::oneShotAllowed() const {
+bool CallPlanner::allowedForSome(Algorithm a) const {
   for (int c = 0; c < kNumCollectives; ++c)
-    if (tuning_.filter.allows(static_cast<Collective>(c), Algorithm::kOneShot)) return true;
+    if (tuning_.filter.allows(static_cast<Collective>(c), a) && algorithmSupports(a, static_cast<Collective>(c)))
+      return true;
   return false;
+}
+
+bool CallPlanner::oneShotAllowed() const {
+  return allowedForSome(Algorithm::kOneShot) || allowedForSome(Algorithm::kRecursiveDoubling);
 }
 
 Plan CallPlanner::initEdges() const {

@@ -53,11 +53,15 @@ class CallPlanner {
   // dies during their setup would leave its peers' messages naming each
   // other). One host's one-shot calls need none: they meet in the host block.
   Plan initEdges() const;
-  // Whether the cost model may pick one-shot for some collective.
-  bool oneShotAllowed() const;  // by TUTTI_ALGO, for some collective
+  // Whether the cost model may pick an algorithm of the one-shot channel
+  // (one-shot, recursive doubling) for some collective, by TUTTI_ALGO.
+  bool oneShotAllowed() const;
+  bool allowedForSome(Algorithm a) const;  // by TUTTI_ALGO
 
   const NodeLayout& layout() const { return layout_; }
   const TuneContext& tuning() const { return tuning_; }
+  // New costs for the model (measured ones): earlier answers are dropped.
+  void setTuning(const TuneContext& tuning);
   int channels() const { return static_cast<int>(rings_.size()); }
 
  private:

@@ -57,6 +57,7 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kRing: return "ring";
     case Algorithm::kTree: return "tree";
     case Algorithm::kOneShot: return "oneshot";
+    case Algorithm::kRecursiveDoubling: return "rd";
     case Algorithm::kOrdered: return "ordered";
   }
   return "?";

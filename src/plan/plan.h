@@ -107,8 +107,10 @@ void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
 // kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
-enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kOrdered };
-constexpr int kNumAlgorithms = 3;  // those the cost model chooses among
+// kRecursiveDoubling: all-reduce of host buffers across nodes
+// (recursive_doubling_plan.cpp), on the one-shot channel.
+enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kRecursiveDoubling, kOrdered };
+constexpr int kNumAlgorithms = 4;  // those the cost model chooses among
 // One-shot over connections sends each rank's buffer to every other: for
 // this many ranks at most (on the host block, up to kHostBlockMaxRanks).
 constexpr int kOneShotMaxRanks = 8;

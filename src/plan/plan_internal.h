@@ -26,6 +26,8 @@ void planTreeChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used
 void planOrderedChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 // Small calls in one hop (one_shot_plan.cpp): same contract.
 void planOneShotChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// Recursive doubling all-reduce (recursive_doubling_plan.cpp): one program.
+void planRecursiveDoublingChannel(const PlanRequest& r, Plan* plan, size_t* used);
 // The plan's next program on `channel`, its storage reused.
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used);
 

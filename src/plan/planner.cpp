@@ -5,6 +5,7 @@
 namespace tutti {
 
 bool algorithmSupports(Algorithm algorithm, Collective collective) {
+  if (algorithm == Algorithm::kRecursiveDoubling) return collective == Collective::kAllReduce;
   if (algorithm == Algorithm::kRing || algorithm == Algorithm::kOneShot)
     return collective != Collective::kSend && collective != Collective::kRecv;
   return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
@@ -37,6 +38,13 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     req.nchannels = 1;
     size_t used = 0;
     planOneShotChannel(req, 0, plan, &used);
+    plan->channels.resize(used);
+    return;
+  }
+  if (req.algorithm == Algorithm::kRecursiveDoubling && req.nranks > 1 &&
+      algorithmSupports(Algorithm::kRecursiveDoubling, req.collective)) {  // kOneShotChannel alone
+    size_t used = 0;
+    planRecursiveDoublingChannel(req, plan, &used);
     plan->channels.resize(used);
     return;
   }

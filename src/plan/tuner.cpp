@@ -45,7 +45,8 @@ Result<uint8_t> parseAlgoList(const std::string& list) {
     if (name == "ring") bits |= 1u << static_cast<int>(Algorithm::kRing);
     else if (name == "tree") bits |= 1u << static_cast<int>(Algorithm::kTree);
     else if (name == "oneshot") bits |= 1u << static_cast<int>(Algorithm::kOneShot);
-    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring, tree and oneshot)");
+    else if (name == "rd") bits |= 1u << static_cast<int>(Algorithm::kRecursiveDoubling);
+    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring, tree, oneshot and rd)");
   }
   return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
 }
@@ -174,6 +175,32 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
   }
 
+  // Recursive doubling: log2(p2) rounds, the first inside nodes while the
+  // node's ranks (in ring order, powers of two) pair up, then across; a
+  // rank not among the p2 first adds a round in and one out. Each round
+  // every rank sends the whole buffer, a node's ranks at once over its link.
+  if (a == Algorithm::kRecursiveDoubling) {
+    // Past a couple of the one-shot channel's slots a round is a train of
+    // chunk hand-overs, each a wake-up where ranks share cores.
+    constexpr double kMaxBytes = 2.0 * kOneShotSlotBytes;
+    if (!multiNode || n > kOneShotMaxRanks || S > kMaxBytes) return 1e30;
+    int p2 = 1, rounds = 0;
+    while (p2 * 2 <= t.nranks) {
+      p2 *= 2;
+      ++rounds;
+    }
+    int intraRounds = 0;
+    while (intraRounds < rounds && (2 << intraRounds) <= t.ranksPerNode) ++intraRounds;
+    const int netRounds = rounds - intraRounds + (p2 < t.nranks ? 2 : 0);
+    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), S));
+    const double chunks = ceilDiv(S, chunkEff);
+    const double lat = intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
+    const double over = chunks * 2 * (intraRounds * t.intra.chunkOverheadUs + netRounds * t.net.chunkOverheadUs);
+    const double bwTime = intraRounds * S / bytesPerUs(t.intra.channelGBs) +
+                          netRounds * S * t.ranksPerNode / bytesPerUs(t.net.linkGBs);
+    return lat + over + bwTime;
+  }
+
   // Tree: up the intra-node chain and across the node tree (and back down
   // for all-reduce); each node's links carry the whole message each way.
   // Inside one node the chain is as long as the ring: trees are for crossing
@@ -196,19 +223,39 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
   return lat + over + bwTime + fill;
 }
 
+double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch, size_t chunk) {
+  const double us = predictUs(t, c, bytes, a, nch, chunk);
+  const int i = static_cast<int>(a);
+  if (c != Collective::kAllReduce || i >= kNumAlgorithms || t.allReduce[i].points == 0) return us;
+  // The measured over the modelled time at each measured size, between
+  // them by log-size: one factor for every setting of one size, so the
+  // model still ranks channels and chunks, and the measurements set the level.
+  const TuneContext::Calibration& k = t.allReduce[i];
+  const double S = std::max(1.0, static_cast<double>(bytes));
+  int p = 0;
+  while (p + 1 < k.points && S > k.bytes[p + 1]) ++p;
+  if (S <= k.bytes[p]) return us * k.ratio[p];
+  // Past the last measured size, never cheaper than the model: a ratio
+  // below 1 there may be a cache's or a protocol's, not the size's.
+  if (p + 1 >= k.points) return us * std::max(1.0, k.ratio[p]);
+  const double f = std::log(S / k.bytes[p]) / std::log(k.bytes[p + 1] / k.bytes[p]);
+  return us * (k.ratio[p] + f * (k.ratio[p + 1] - k.ratio[p]));
+}
+
 TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice) {
   TuneChoice best;
   best.predictedUs = -1;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot}) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kRecursiveDoubling}) {
     if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
-    if (a == Algorithm::kOneShot && onDevice) continue;  // host calls only (Communicator::prepare)
-    // One-shot runs on channel 0 alone, whose connections to every rank exist from init.
-    const bool oneChannel = a == Algorithm::kOneShot;
+    // One-shot and recursive doubling run on the one-shot channel alone, whose
+    // connections to every rank exist from init: host calls only.
+    const bool oneChannel = a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling;
+    if (oneChannel && onDevice) continue;
     for (int nch = t.channelsForced && !oneChannel ? t.maxChannels : 1; nch <= (oneChannel ? 1 : t.maxChannels);
          ++nch) {
       for (size_t chunk = oneChannel ? kOneShotSlotBytes : t.maxChunkBytes; chunk >= 4096 && chunk * 32 >= t.maxChunkBytes; chunk /= 2) {
         if (oneChannel && chunk < kOneShotSlotBytes) break;  // its slots' size
-        double us = predictUs(t, c, bytes, a, nch, chunk);
+        double us = calibratedUs(t, c, bytes, a, nch, chunk);
         if (best.predictedUs < 0 || us < best.predictedUs * 0.999) {
           best = {a, nch, chunk, us};
         }

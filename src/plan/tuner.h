@@ -57,12 +57,28 @@ struct TuneContext {
   // the host block (src/comm/small_calls.h), a cache line's trip with no
   // connection or chunk bookkeeping.
   bool hostBlock = false;
+  // Measured (src/comm/link_probe.h): an all-reduce's time by algorithm at
+  // a few sizes, over what the model predicted for it. Ranks sharing cores
+  // pay wake-ups, copies and reductions on those cores that no link figure
+  // holds; the model keeps the shape and the measurements set the level.
+  static constexpr int kCalibrationPoints = 3;
+  struct Calibration {
+    int points = 0;  // 0: not measured
+    double bytes[kCalibrationPoints] = {};
+    double us[kCalibrationPoints] = {};     // measured
+    double ratio[kCalibrationPoints] = {};  // measured / predicted
+  };
+  Calibration allReduce[kNumAlgorithms];
 
   // Costs from the layout: shared memory inside nodes, sockets between them,
   // hops made dearer when ranks outnumber cores.
   static TuneContext fromLayout(const NodeLayout& layout, const std::vector<int>& ring,
                                 int maxChannels, bool channelsForced, size_t maxChunkBytes);
 };
+
+// predictUs with the all-reduce calibration applied (TuneContext::allReduce).
+double calibratedUs(const TuneContext& ctx, Collective c, size_t bytes, Algorithm a, int nchannels,
+                    size_t chunkBytes);
 
 struct TuneChoice {
   Algorithm algorithm = Algorithm::kRing;

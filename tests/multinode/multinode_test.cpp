@@ -108,9 +108,12 @@ TEST_P(MultiNode, EveryCollectiveMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
                          ::testing::Values(Layout{3, 2, ""}, Layout{4, 1, ""}, Layout{3, 2, "tree"},
-                                           Layout{4, 1, "tree"}, Layout{3, 2, "ring"}),
+                                           Layout{4, 1, "tree"}, Layout{3, 2, "ring"},
+                                           Layout{3, 2, "allreduce:rd"}, Layout{4, 1, "allreduce:rd"}),
                          [](const auto& info) {
                            std::string algo = info.param.algo;
+                           for (char& ch : algo)
+                             if (ch == ':') ch = '_';
                            return std::to_string(info.param.nodes) + "nodes_x" +
                                   std::to_string(info.param.perNode) + "_" +
                                   (algo.empty() ? "tuned" : algo);
@@ -210,6 +213,56 @@ TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
         nodeEnv(3, {{"TUTTI_SOCKET_IFNAME", spec}, {"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_FILE", log}}),
         300);
     EXPECT_EQ(summarize(outcomes), "") << "TUTTI_SOCKET_IFNAME=" << spec;
+  }
+  std::system((std::string("rm -rf ") + dir).c_str());
+}
+
+// Two nodes of two ranks: init measures the links (inside and between
+// nodes, positive latencies and rates in the INIT log) and times an
+// all-reduce per algorithm; every call then logs its time beside the
+// model's prediction (TUNING). TUTTI_MEASURE_LINKS=0 measures nothing.
+TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
+  SKIP_WITHOUT_NODES(2);
+  char dir[] = "/tmp/tutti-tuning-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  for (const char* measure : {"1", "0"}) {
+    std::string log = std::string(dir) + "/log.%p";
+    auto outcomes = runRanks(
+        4,
+        [dir, measure](const RankContext& ctx) -> std::string {
+          tuttiComm_t comm = nullptr;
+          std::string err = initComm(ctx, &comm);
+          if (!err.empty()) return err;
+          std::string f;
+          for (size_t count : {size_t(2), size_t(1) << 18})
+            f += runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, count, false, 0, 5});
+          tuttiCommDestroy(comm);
+          const std::string text = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+          const size_t at = text.find("links measured with every rank busy: inside nodes ");
+          if (std::string(measure) == "0") {
+            if (at != std::string::npos) f += "TUTTI_MEASURE_LINKS=0 measured the links";
+            return f;
+          }
+          if (at == std::string::npos) return f + "no links measured in the log: " + text.substr(0, 400);
+          double intraUs = 0, intraGBs = 0, netUs = 0, netGBs = 0;
+          if (sscanf(text.c_str() + at, "links measured with every rank busy: inside nodes %lf us, %lf GB/s a stream; "
+                                        "between nodes %lf us, %lf GB/s",
+                     &intraUs, &intraGBs, &netUs, &netGBs) != 4 ||
+              !(intraUs > 0 && intraGBs > 0 && netUs > 0 && netGBs > 0))
+            f += "the measured figures are not all positive: " + text.substr(at, 200);
+          if (text.find("all-reduce measured over predicted by ring 8 B") == std::string::npos)
+            f += "no all-reduce calibration in the log; ";
+          if (text.find(" took ") == std::string::npos || text.find("us (predicted ") == std::string::npos)
+            f += "no call logged its time beside the prediction; ";
+          return f;
+        },
+        [&](int rank) {
+          auto env = nodeEnv(2, {{"TUTTI_DEBUG", "INFO"}, {"TUTTI_DEBUG_SUBSYS", "INIT,TUNING"},
+                                 {"TUTTI_DEBUG_FILE", log}, {"TUTTI_MEASURE_LINKS", measure}})(rank);
+          return env;
+        },
+        300);
+    EXPECT_EQ(summarize(outcomes), "") << "TUTTI_MEASURE_LINKS=" << measure;
   }
   std::system((std::string("rm -rf ") + dir).c_str());
 }

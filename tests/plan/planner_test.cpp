@@ -240,6 +240,7 @@ TEST_P(PlanSim, RingsInRankOrder) { checkAll(GetParam(), Algorithm::kRing, RingO
 TEST_P(PlanSim, RingsKeepingNodesTogether) { checkAll(GetParam(), Algorithm::kRing, RingOrder::kTopo); }
 TEST_P(PlanSim, DoubleBinaryTrees) { checkAll(GetParam(), Algorithm::kTree, RingOrder::kTopo); }
 TEST_P(PlanSim, OneShot) { checkAll(GetParam(), Algorithm::kOneShot, RingOrder::kTopo); }
+TEST_P(PlanSim, RecursiveDoubling) { checkAll(GetParam(), Algorithm::kRecursiveDoubling, RingOrder::kTopo); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
                          ::testing::Values(Shape{1, 1, false, 5, 1}, Shape{2, 1, false, 0, 1},

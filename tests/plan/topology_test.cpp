@@ -233,7 +233,11 @@ TEST(Tuner, ParsesNcclAlgoGrammar) {
   auto unknown = AlgoFilter::parse("ring,collnet");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("collnet"), std::string::npos);
-  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot").ok());  // nothing left
+  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot,rd").ok());  // nothing left
+  auto rd = AlgoFilter::parse("allreduce:rd");
+  ASSERT_TRUE(rd.ok()) << rd.status().message();
+  EXPECT_TRUE(rd->allows(Collective::kAllReduce, Algorithm::kRecursiveDoubling));
+  EXPECT_FALSE(rd->allows(Collective::kAllReduce, Algorithm::kRing));
   auto oneShot = AlgoFilter::parse("^ring,tree");
   ASSERT_TRUE(oneShot.ok());
   EXPECT_TRUE(oneShot->allows(Collective::kAllReduce, Algorithm::kOneShot));
@@ -249,10 +253,15 @@ TEST(Tuner, TreesForSmallMessagesAcrossManyNodesRingsForLarge) {
   for (int nodes : {4, 8, 16, 64})
     for (int perNode : {1, 4}) {
       TuneContext ctx = contextFor(nodes, perNode);
-      // Up to kOneShotMaxRanks ranks, one hop beats a tree's depth for an
-      // all-reduce; a root that sends to or receives from every rank may not.
+      // Up to kOneShotMaxRanks ranks, one hop (or log2 n rounds of one) beats
+      // a tree's depth for an all-reduce; a root that sends to or receives
+      // from every rank may not.
       const bool few = nodes * perNode <= kOneShotMaxRanks;
-      EXPECT_EQ(tune(ctx, Collective::kAllReduce, 1 << 10).algorithm, few ? Algorithm::kOneShot : Algorithm::kTree);
+      const Algorithm small = tune(ctx, Collective::kAllReduce, 1 << 10).algorithm;
+      if (few)
+        EXPECT_TRUE(small == Algorithm::kOneShot || small == Algorithm::kRecursiveDoubling) << algorithmName(small);
+      else
+        EXPECT_EQ(small, Algorithm::kTree);
       for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce}) {
         const Algorithm a = tune(ctx, c, 8).algorithm;
         if (few) {
@@ -375,6 +384,28 @@ TEST(Tuner, MoreChannelsAndBiggerChunksForBigMessages) {
     EXPECT_GE(t, last);
     last = t;
   }
+}
+
+// Recursive doubling: all-reduce of host buffers across nodes, small calls,
+// few ranks; never on one node (the host block serves those), never for
+// device buffers, never past two one-shot slots.
+TEST(Tuner, RecursiveDoublingOnlyForSmallAllReducesAcrossFewNodes) {
+  const Algorithm rd = Algorithm::kRecursiveDoubling;
+  EXPECT_TRUE(algorithmSupports(rd, Collective::kAllReduce));
+  EXPECT_FALSE(algorithmSupports(rd, Collective::kBroadcast));
+  TuneContext two = contextFor(2, 2);
+  EXPECT_LT(predictUs(two, Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes), 1e29);
+  EXPECT_GE(predictUs(two, Collective::kAllReduce, 1 << 20, rd, 1, kOneShotSlotBytes), 1e29);
+  EXPECT_GE(predictUs(contextFor(1, 4), Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes), 1e29);
+  EXPECT_GE(predictUs(contextFor(16, 1), Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes), 1e29);
+  two.filter = AlgoFilter::parse("allreduce:rd").value();
+  EXPECT_EQ(tune(two, Collective::kAllReduce, 8).algorithm, rd);
+  EXPECT_NE(tune(two, Collective::kAllReduce, 8, true).algorithm, rd);  // device buffers
+  // A round costs a hop: rounds cross nodes only past a node's ranks.
+  TuneContext far = contextFor(2, 2);
+  far.net.latencyUs *= 10;
+  EXPECT_GT(predictUs(far, Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes),
+            predictUs(contextFor(2, 2), Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes));
 }
 
 TEST(Tuner, FilterAndForcedChannelsAreObeyed) {

@@ -1,0 +1,237 @@
+#include "src/comm/link_probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "src/comm/communicator.h"
+#include "src/comm/group.h"
+
+namespace tutti {
+
+namespace {
+
+constexpr int kWarmupRounds = 2;   // also makes the connections
+constexpr int kLatencyRounds = 15;
+constexpr int kBandwidthRounds = 5;
+constexpr size_t kBandwidthBytes = 1 << 20;
+
+double nowUs() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One round: send `bytes` to `next` and receive as many from `prev`, together.
+Status passOn(Communicator& comm, int next, int prev, std::vector<char>& out, std::vector<char>& in, size_t bytes) {
+  GroupCalls calls;
+  CollectiveArgs send;
+  send.collective = Collective::kSend;
+  send.input = out.data();
+  send.count = bytes;
+  send.dtype = DataType::kUint8;
+  send.root = next;
+  send.internal = true;
+  CollectiveArgs recv = send;
+  recv.collective = Collective::kRecv;
+  recv.input = nullptr;
+  recv.output = in.data();
+  recv.root = prev;
+  calls.push_back({&comm, send, {}});
+  calls.push_back({&comm, recv, {}});
+  std::vector<Communicator*> failed;
+  return runGroup(calls, &failed);
+}
+
+// Microseconds `call` takes: the mean of `calls` runs without the slowest
+// fifth, after `warm` unmeasured ones (connections, pages). Ranks sharing
+// cores make single runs wander by several times; a collective pays their
+// wake-ups, not the best case.
+Result<double> timeCalls(int warm, int calls, const std::function<Status()>& call) {
+  for (int i = 0; i < warm; ++i) TUTTI_RETURN_IF_ERROR(call());
+  std::vector<double> took(calls);
+  for (double& t : took) {
+    const double t0 = nowUs();
+    TUTTI_RETURN_IF_ERROR(call());
+    t = nowUs() - t0;
+  }
+  std::sort(took.begin(), took.end());
+  const int kept = std::max(1, calls - calls / 5);
+  double sum = 0;
+  for (int i = 0; i < kept; ++i) sum += took[i];
+  return sum / kept;
+}
+
+// Microseconds an internal all-reduce of `bytes` takes on this rank.
+Result<double> timeAllReduce(Communicator& comm, size_t bytes, int calls) {
+  std::vector<float> in(std::max<size_t>(bytes / sizeof(float), 1), 1.0f), out(in.size());
+  CollectiveArgs call;
+  call.collective = Collective::kAllReduce;
+  call.input = in.data();
+  call.output = out.data();
+  call.count = in.size();
+  call.internal = true;
+  return timeCalls(1, calls, [&] { return runPlanned(&comm, call); });
+}
+
+// The middle of what the ranks saw (those that measured: > 0), the same on
+// every rank; 0 when none did.
+double medianOf(std::vector<double> seen) {
+  seen.erase(std::remove_if(seen.begin(), seen.end(), [](double v) { return v <= 0; }), seen.end());
+  if (seen.empty()) return 0;
+  std::sort(seen.begin(), seen.end());
+  return seen[seen.size() / 2];
+}
+
+// Latency and rate of one kind of link, as this rank saw them.
+Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
+  MeasuredLink link;
+  if (round.next < 0) return link;
+  std::vector<char> out(kBandwidthBytes, 1), in(kBandwidthBytes);
+  auto pass = [&](size_t bytes) { return [&, bytes] { return passOn(comm, round.next, round.prev, out, in, bytes); }; };
+  TUTTI_ASSIGN_OR_RETURN(double small, timeCalls(kWarmupRounds, kLatencyRounds, pass(8)));
+  TUTTI_ASSIGN_OR_RETURN(double big, timeCalls(kWarmupRounds, kBandwidthRounds, pass(kBandwidthBytes)));
+  link.measured = true;
+  link.streams = round.streams;
+  link.latencyUs = small;
+  // The big round's time less one latency, but never less than half of it:
+  // both are averages of their own rounds.
+  link.gbs = kBandwidthBytes / std::max(big - small, big / 2) / 1e3;
+  return link;
+}
+
+}  // namespace
+
+LinkRound intraRound(const NodeLayout& layout, int rank) {
+  const std::vector<int>& mine = layout.ranksOf(layout.nodeOf(rank));
+  const int n = static_cast<int>(mine.size());
+  if (n < 2) return {};
+  const int at = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
+  return {mine[(at + 1) % n], mine[(at + n - 1) % n], n};
+}
+
+LinkRound netRound(const NodeLayout& layout, int rank) {
+  const int nodes = layout.nnodes();
+  if (nodes < 2) return {};
+  bool even = true;
+  for (int k = 1; k < nodes; ++k) even &= layout.ranksOf(k).size() == layout.ranksOf(0).size();
+  const int node = layout.nodeOf(rank);
+  const std::vector<int>& mine = layout.ranksOf(node);
+  const int at = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
+  if (!even && at != 0) return {};
+  return {layout.ranksOf((node + 1) % nodes)[at], layout.ranksOf((node + nodes - 1) % nodes)[at],
+          even ? static_cast<int>(mine.size()) : 1};
+}
+
+Result<MeasuredLinks> measureLinks(Communicator& comm) {
+  const NodeLayout& layout = comm.layout();
+  MeasuredLinks links;
+  if (layout.nnodes() < 2) return links;
+  // Every rank takes part in both rounds (or sits one out) in the same order.
+  TUTTI_ASSIGN_OR_RETURN(MeasuredLink intra, measureRound(comm, intraRound(layout, comm.rank())));
+  TUTTI_ASSIGN_OR_RETURN(MeasuredLink net, measureRound(comm, netRound(layout, comm.rank())));
+  // Every rank's figures, gathered: the median of those that measured, the
+  // same on every rank.
+  struct Seen {
+    double intraUs, intraGBs, netUs, netGBs, netStreams;
+  };
+  std::vector<Seen> all(comm.size());
+  all[comm.rank()] = {intra.measured ? intra.latencyUs : 0, intra.measured ? intra.gbs : 0,
+                      net.measured ? net.latencyUs : 0, net.measured ? net.gbs : 0,
+                      static_cast<double>(net.streams)};
+  TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
+  auto median = [&](double Seen::*us, double Seen::*gbs, MeasuredLink* link) {
+    std::vector<double> lat, rate;
+    for (const Seen& s : all) {
+      lat.push_back(s.*us);
+      rate.push_back(s.*us > 0 ? s.*gbs : 0);
+    }
+    link->latencyUs = medianOf(lat);
+    link->gbs = medianOf(rate);
+    link->measured = link->latencyUs > 0;
+  };
+  median(&Seen::intraUs, &Seen::intraGBs, &links.intra);
+  median(&Seen::netUs, &Seen::netGBs, &links.net);
+  for (const Seen& s : all) links.net.streams = std::max(links.net.streams, static_cast<int>(s.netStreams));
+  return links;
+}
+
+Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
+  constexpr int kPoints = TuneContext::kCalibrationPoints;
+  // 8 bytes (a ring's blocks mostly empty), a cache line a rank (every
+  // block full), and where the algorithm's bandwidth shows within a few ms.
+  const double lineEach = 64.0 * comm.size();
+  struct Trial {
+    Algorithm algorithm;
+    double bytes[kPoints];
+  };
+  const Trial trials[] = {{Algorithm::kRing, {8, lineEach, 4 << 20}},
+                          {Algorithm::kTree, {8, lineEach, 1 << 20}},
+                          {Algorithm::kOneShot, {8, lineEach, 16 << 10}},
+                          {Algorithm::kRecursiveDoubling, {8, lineEach, 16 << 10}}};
+  const TuneContext model = *tuning;
+  auto only = [&model](Algorithm a) {
+    TuneContext t = model;
+    t.filter = AlgoFilter::parse(algorithmName(a)).value();
+    return t;
+  };
+  struct Seen {
+    double us[kNumAlgorithms][kPoints];  // 0: not measured
+  };
+  std::vector<Seen> all(comm.size());
+  Seen& mine = all[comm.rank()];
+  for (const Trial& trial : trials) {
+    const int i = static_cast<int>(trial.algorithm);
+    std::fill(std::begin(mine.us[i]), std::end(mine.us[i]), 0.0);
+    if (!model.filter.allows(Collective::kAllReduce, trial.algorithm)) continue;
+    // Whether the model would run it at all (a tree needs several nodes, one-shot few ranks).
+    const TuneChoice runs = tune(only(trial.algorithm), Collective::kAllReduce,
+                                 static_cast<size_t>(trial.bytes[kPoints - 1]));
+    if (runs.algorithm != trial.algorithm || runs.predictedUs >= 1e29) continue;
+    comm.setTuning(only(trial.algorithm));
+    for (int p = 0; p < kPoints; ++p) {
+      const bool small = trial.bytes[p] < (64 << 10);
+      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(trial.bytes[p]), small ? 12 : 3));
+    }
+  }
+  TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
+  *tuning = model;
+  for (const Trial& trial : trials) {
+    const int i = static_cast<int>(trial.algorithm);
+    TuneContext::Calibration k;
+    for (int p = 0; p < kPoints; ++p) {
+      std::vector<double> us;
+      for (const Seen& s : all) us.push_back(s.us[i][p]);
+      const double measured = medianOf(us);
+      if (measured <= 0) break;
+      k.bytes[p] = trial.bytes[p];
+      k.us[p] = measured;
+      k.ratio[p] = measured / tune(only(trial.algorithm), Collective::kAllReduce,
+                                   static_cast<size_t>(trial.bytes[p])).predictedUs;
+      k.points = p + 1;
+    }
+    tuning->allReduce[i] = k;
+  }
+  comm.setTuning(*tuning);
+  return Status::Ok();
+}
+
+void applyMeasuredLinks(const MeasuredLinks& links, TuneContext* t) {
+  // Measured with every rank busy: ranks outnumbering cores are in the figures.
+  // A chunk's hand-over costs a wake-up of its own where ranks wait by
+  // sleeping: half a measured trip.
+  if (links.intra.measured) {
+    t->intra.latencyUs = links.intra.latencyUs;
+    t->intra.chunkOverheadUs = std::max(t->intra.chunkOverheadUs, links.intra.latencyUs / 2);
+    t->intra.channelGBs = links.intra.gbs;
+    t->intra.linkGBs = std::max(t->intra.linkGBs, links.intra.gbs);
+  }
+  if (links.net.measured) {
+    t->net.latencyUs = links.net.latencyUs;
+    t->net.chunkOverheadUs = std::max(t->net.chunkOverheadUs, links.net.latencyUs / 2);
+    t->net.channelGBs = links.net.gbs;
+    // A node's ranks streamed at once through its link.
+    t->net.linkGBs = links.net.gbs * links.net.streams;
+  }
+}
+
+}  // namespace tutti

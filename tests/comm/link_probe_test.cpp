@@ -1,0 +1,129 @@
+// The link measurement's rank arithmetic (who passes to whom in each round)
+// and how its figures enter the cost model.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "src/comm/link_probe.h"
+
+namespace tutti {
+namespace {
+
+// Every taking part passes to one rank and takes from one, and the rounds
+// are permutations of those taking part: no rank waits on one that sits out.
+void expectPermutation(const NodeLayout& layout, LinkRound (*round)(const NodeLayout&, int), bool sameNode) {
+  const int n = layout.nranks();
+  std::vector<int> takenBy(n, -1);
+  for (int r = 0; r < n; ++r) {
+    const LinkRound me = round(layout, r);
+    if (me.next < 0) continue;
+    EXPECT_EQ(round(layout, me.next).prev, r) << "rank " << r;
+    EXPECT_EQ(round(layout, me.prev).next, r) << "rank " << r;
+    EXPECT_EQ(layout.nodeOf(me.next) == layout.nodeOf(r), sameNode) << "rank " << r;
+    EXPECT_EQ(takenBy[me.next], -1) << "two ranks pass to " << me.next;
+    takenBy[me.next] = r;
+  }
+}
+
+TEST(LinkProbe, RoundsArePermutationsInsideAndAcrossNodes) {
+  for (int nodes : {1, 2, 3, 4})
+    for (int per : {1, 2, 3})
+      for (bool interleaved : {false, true}) {
+        NodeLayout l = NodeLayout::uniform(nodes, per, interleaved, 1, 10, 2);
+        SCOPED_TRACE(l.describe());
+        expectPermutation(l, intraRound, true);
+        expectPermutation(l, netRound, false);
+        for (int r = 0; r < l.nranks(); ++r) {
+          EXPECT_EQ(intraRound(l, r).next >= 0, per > 1);
+          EXPECT_EQ(netRound(l, r).next >= 0, nodes > 1);
+          if (nodes > 1) EXPECT_EQ(netRound(l, r).streams, per);  // a node's ranks all stream
+          // Across: the same place on the next node.
+          if (nodes > 1) EXPECT_EQ(l.localIndex(netRound(l, r).next), l.localIndex(r));
+        }
+      }
+}
+
+TEST(LinkProbe, UnevenNodesMeasureBetweenTheirFirstRanks) {
+  std::vector<RankTopo> ranks(5);
+  for (int r = 0; r < 5; ++r) ranks[r].hostHash = r < 3 ? 1 : 2;  // 3 ranks, then 2
+  NodeLayout l(ranks);
+  expectPermutation(l, netRound, false);
+  EXPECT_EQ(netRound(l, 0).next, 3);
+  EXPECT_EQ(netRound(l, 3).next, 0);
+  EXPECT_EQ(netRound(l, 0).streams, 1);
+  for (int r : {1, 2, 4}) EXPECT_LT(netRound(l, r).next, 0) << "rank " << r;
+}
+
+// Measured figures replace the typical ones, and move the model's answers:
+// a slow, far network makes every multi-node call dearer.
+TEST(LinkProbe, MeasuredFiguresPriceTheModel) {
+  NodeLayout l = NodeLayout::uniform(2, 2, false, 1, 10, 4);
+  TuneContext typical = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 2, false, 128 << 10);
+  TuneContext measured = typical;
+  MeasuredLinks links;
+  links.intra = {true, 4.0, 3.0, 2};
+  links.net = {true, 120.0, 0.4, 2};
+  applyMeasuredLinks(links, &measured);
+  EXPECT_EQ(measured.intra.latencyUs, 4.0);
+  EXPECT_EQ(measured.intra.channelGBs, 3.0);
+  EXPECT_EQ(measured.net.latencyUs, 120.0);
+  EXPECT_EQ(measured.net.channelGBs, 0.4);
+  EXPECT_DOUBLE_EQ(measured.net.linkGBs, 0.8);  // two streams shared the node's link
+  for (size_t bytes : {size_t(8), size_t(1) << 20, size_t(64) << 20})
+    EXPECT_GT(tune(measured, Collective::kAllReduce, bytes).predictedUs,
+              tune(typical, Collective::kAllReduce, bytes).predictedUs)
+        << bytes;
+  // What was not measured keeps its typical value.
+  TuneContext half = typical;
+  MeasuredLinks netOnly;
+  netOnly.net = links.net;
+  applyMeasuredLinks(netOnly, &half);
+  EXPECT_EQ(half.intra.latencyUs, typical.intra.latencyUs);
+  EXPECT_EQ(half.net.latencyUs, 120.0);
+}
+
+}  // namespace
+}  // namespace tutti
+
+namespace tutti {
+namespace {
+
+// The all-reduce calibration: measured over predicted at the measured
+// sizes, by log-size between them, the last ratio past the last size; other
+// collectives and uncalibrated algorithms keep the model's figure.
+TEST(LinkProbe, CalibrationSetsTheLevelAndKeepsTheShape) {
+  NodeLayout l = NodeLayout::uniform(2, 2, false, 1, 10, 2);
+  TuneContext t = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 2, false, 128 << 10);
+  TuneContext::Calibration& ring = t.allReduce[static_cast<int>(Algorithm::kRing)];
+  ring.points = 3;
+  const double bytes[] = {8, 256, 4 << 20}, ratio[] = {0.5, 1.0, 2.0};
+  for (int p = 0; p < 3; ++p) {
+    ring.bytes[p] = bytes[p];
+    ring.ratio[p] = ratio[p];
+  }
+  auto raw = [&](Collective c, size_t b, Algorithm a) { return predictUs(t, c, b, a, 1, 128 << 10); };
+  auto cal = [&](Collective c, size_t b, Algorithm a) { return calibratedUs(t, c, b, a, 1, 128 << 10); };
+  const Collective ar = Collective::kAllReduce;
+  EXPECT_DOUBLE_EQ(cal(ar, 8, Algorithm::kRing), 0.5 * raw(ar, 8, Algorithm::kRing));
+  EXPECT_DOUBLE_EQ(cal(ar, 256, Algorithm::kRing), 1.0 * raw(ar, 256, Algorithm::kRing));
+  EXPECT_DOUBLE_EQ(cal(ar, 4 << 20, Algorithm::kRing), 2.0 * raw(ar, 4 << 20, Algorithm::kRing));
+  EXPECT_DOUBLE_EQ(cal(ar, 64 << 20, Algorithm::kRing), 2.0 * raw(ar, 64 << 20, Algorithm::kRing));
+  // Past the last size a ratio below 1 is not trusted.
+  ring.ratio[2] = 0.5;
+  EXPECT_DOUBLE_EQ(cal(ar, 64 << 20, Algorithm::kRing), raw(ar, 64 << 20, Algorithm::kRing));
+  EXPECT_DOUBLE_EQ(cal(ar, 4 << 20, Algorithm::kRing), 0.5 * raw(ar, 4 << 20, Algorithm::kRing));
+  ring.ratio[2] = 2.0;
+  // Halfway in log-size between 8 and 256 bytes (45 B): halfway in ratio.
+  EXPECT_NEAR(cal(ar, 45, Algorithm::kRing) / raw(ar, 45, Algorithm::kRing), 0.75, 0.01);
+  EXPECT_DOUBLE_EQ(cal(Collective::kBroadcast, 4 << 20, Algorithm::kRing),
+                   raw(Collective::kBroadcast, 4 << 20, Algorithm::kRing));
+  EXPECT_DOUBLE_EQ(cal(ar, 4 << 20, Algorithm::kTree), raw(ar, 4 << 20, Algorithm::kTree));
+  // The choice follows: a ring measured 10x dearer than modelled loses to the tree.
+  ring.ratio[0] = ring.ratio[1] = ring.ratio[2] = 10;
+  EXPECT_NE(tune(t, ar, 4 << 20).algorithm, Algorithm::kRing);
+  ring.ratio[0] = ring.ratio[1] = ring.ratio[2] = 0.01;
+  EXPECT_EQ(tune(t, ar, 4 << 20).algorithm, Algorithm::kRing);
+}
+
+}  // namespace
+}  // namespace tutti
