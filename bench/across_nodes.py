@@ -10,9 +10,12 @@ passes; the ratio column gives tutti's time over Open MPI's in each pass.
 import csv
 import glob
 import os
+import re
 import statistics
 import subprocess
 import sys
+
+import tuning_accuracy
 
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 LIBS = ["tutti", "openmpi", "gloo"]
@@ -91,6 +94,7 @@ def section(raw, rate, layout, out_dir, lines):
             lines.append("- tutti's busbw from 16 MiB: %.3f-%.3f GB/s; the link carries %.3f GB/s each way."
                          % (min(big), max(big), link / 8))
     lines.append("- Wrong elements reported by tutti-perf: %d." % wrong)
+    model(os.path.join(raw, rate, layout, "tuning.csv.0.log"), lines)
     png = "across_nodes_%s_%s.png" % (rate, layout)
     files = []
     for i, p in enumerate(passes):
@@ -104,6 +108,31 @@ def section(raw, rate, layout, out_dir, lines):
                         "--title", "all-reduce float32 sum, %s nodes x %s ranks, %s" % (nodes, per, shaped)] + files,
                        check=False)
         lines.append("\n![%s](%s)" % (png, png))
+
+
+def model(log, lines):
+    """The cost model's prediction for each all-reduce size against its calls' times."""
+    if not os.path.exists(log):
+        return
+    took = tuning_accuracy.rows(log)
+    if not took:
+        return
+    measured = re.search(r"links measured with every rank busy: (.*)", open(log, errors="replace").read())
+    lines.append("\nThe cost model in one more run, with TUNING logged (rank 0): %s" %
+                 ("init measured " + measured.group(1).strip() if measured else "nothing measured at init"))
+    lines.append("\n| size | choice | predicted | measured (median of calls) | predicted / measured |")
+    lines.append("| --- | --- | --- | --- | --- |")
+    within = 0
+    for key in sorted(took):
+        size, algo, nch, chunk, predicted = key
+        if size not in SIZES:
+            continue
+        m = statistics.median(took[key])
+        within += abs(predicted / m - 1) <= 0.3
+        lines.append("| %s | %s, %d ch, %d KiB | %s | %s | %.2f |" % (size_label(size), algo, nch, chunk, fmt_us(predicted),
+                                                                    fmt_us(m), predicted / m))
+    lines.append("\n- Predictions within 30%% of the measured median: %d of %d sizes."
+                 % (within, len([k for k in took if k[0] in SIZES])))
 
 
 def main():

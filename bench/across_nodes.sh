@@ -51,15 +51,16 @@ EOF
 chmod +x "$raw/netns_rsh"
 
 port=$((31000 + RANDOM % 1000))
-# run_tutti NODES PER CSV
+# run_tutti NODES PER CSV [ENV...]
 run_tutti() {
   local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) pids=() rc=0 r
+  shift 3
   port=$((port + 1))
   for ((r = n - 1; r >= 0; r--)); do
     local out=()
     [ $r = 0 ] && out=(--csv "$csv")
     ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-      LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 \
+      LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 "$@" \
       "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 "${out[@]}" >"$csv.$r.log" 2>&1 &
     pids+=($!)
   done
@@ -108,6 +109,11 @@ for rate in $RATES; do
         "run_$lib" "$nodes" "$per" "$dir/$lib.csv" || echo "FAILED: $lib $rate $layout pass $pass" | tee -a "$raw/failures" >&2
       done
     done
+    # Once more, logging the cost model's prediction and the time of every
+    # call (not part of the comparison: logging costs time).
+    echo "== $rate $layout: tutti's predictions" >&2
+    run_tutti "$nodes" "$per" "$raw/$rate/$layout/tuning.csv" TUTTI_DEBUG=INFO TUTTI_DEBUG_SUBSYS=INIT,TUNING \
+      || echo "FAILED: tuning $rate $layout" | tee -a "$raw/failures" >&2
   done
 done
 python3 bench/across_nodes.py "$raw" "$OUT" "$*"

@@ -158,16 +158,17 @@ Result<MeasuredLinks> measureLinks(Communicator& comm) {
 Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
   constexpr int kPoints = TuneContext::kCalibrationPoints;
   // 8 bytes (a ring's blocks mostly empty), a cache line a rank (every
-  // block full), and where the algorithm's bandwidth shows within a few ms.
+  // block full), a middle size (the model's shape between is the least
+  // sure), and where the algorithm's bandwidth shows within a few ms.
   const double lineEach = 64.0 * comm.size();
   struct Trial {
     Algorithm algorithm;
     double bytes[kPoints];
   };
-  const Trial trials[] = {{Algorithm::kRing, {8, lineEach, 4 << 20}},
-                          {Algorithm::kTree, {8, lineEach, 1 << 20}},
-                          {Algorithm::kOneShot, {8, lineEach, 16 << 10}},
-                          {Algorithm::kRecursiveDoubling, {8, lineEach, 16 << 10}}};
+  const Trial trials[] = {{Algorithm::kRing, {8, lineEach, 128 << 10, 4 << 20}},
+                          {Algorithm::kTree, {8, lineEach, 64 << 10, 1 << 20}},
+                          {Algorithm::kOneShot, {8, lineEach, 4 << 10, 16 << 10}},
+                          {Algorithm::kRecursiveDoubling, {8, lineEach, 4 << 10, 32 << 10}}};
   const TuneContext model = *tuning;
   auto only = [&model](Algorithm a) {
     TuneContext t = model;
@@ -190,7 +191,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     comm.setTuning(only(trial.algorithm));
     for (int p = 0; p < kPoints; ++p) {
       const bool small = trial.bytes[p] < (64 << 10);
-      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(trial.bytes[p]), small ? 12 : 3));
+      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(trial.bytes[p]), small ? 20 : 3));
     }
   }
   TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));

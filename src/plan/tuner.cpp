@@ -255,7 +255,8 @@ TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice)
          ++nch) {
       for (size_t chunk = oneChannel ? kOneShotSlotBytes : t.maxChunkBytes; chunk >= 4096 && chunk * 32 >= t.maxChunkBytes; chunk /= 2) {
         if (oneChannel && chunk < kOneShotSlotBytes) break;  // its slots' size
-        double us = calibratedUs(t, c, bytes, a, nch, chunk);
+        // The calibration timed host calls; device calls run kernels and P2P.
+        double us = onDevice ? predictUs(t, c, bytes, a, nch, chunk) : calibratedUs(t, c, bytes, a, nch, chunk);
         if (best.predictedUs < 0 || us < best.predictedUs * 0.999) {
           best = {a, nch, chunk, us};
         }

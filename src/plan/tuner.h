@@ -61,7 +61,7 @@ struct TuneContext {
   // a few sizes, over what the model predicted for it. Ranks sharing cores
   // pay wake-ups, copies and reductions on those cores that no link figure
   // holds; the model keeps the shape and the measurements set the level.
-  static constexpr int kCalibrationPoints = 3;
+  static constexpr int kCalibrationPoints = 4;
   struct Calibration {
     int points = 0;  // 0: not measured
     double bytes[kCalibrationPoints] = {};

@@ -95,7 +95,7 @@ TEST(LinkProbe, CalibrationSetsTheLevelAndKeepsTheShape) {
   NodeLayout l = NodeLayout::uniform(2, 2, false, 1, 10, 2);
   TuneContext t = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 2, false, 128 << 10);
   TuneContext::Calibration& ring = t.allReduce[static_cast<int>(Algorithm::kRing)];
-  ring.points = 3;
+  ring.points = 3;  // of TuneContext::kCalibrationPoints
   const double bytes[] = {8, 256, 4 << 20}, ratio[] = {0.5, 1.0, 2.0};
   for (int p = 0; p < 3; ++p) {
     ring.bytes[p] = bytes[p];

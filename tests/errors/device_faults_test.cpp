@@ -29,7 +29,11 @@ RankEnv twoNodes(int timeoutSeconds = kTimeoutSeconds) {
     std::map<std::string, std::string> env{{"TUTTI_SOCKET_IFNAME", "lo"},
                                            {"TUTTI_TIMEOUT", std::to_string(timeoutSeconds)},
                                            {"TUTTI_P2P_BUFFSIZE", "1048576"},
-                                           {"TUTTI_HOSTID", "node" + std::to_string(rank / 2)}};
+                                           {"TUTTI_HOSTID", "node" + std::to_string(rank / 2)},
+                                           // Rings: the faults strike calls over connections init
+                                           // made (a tree's would be made by the first call, with
+                                           // peers that may never come).
+                                           {"TUTTI_ALGO", "ring"}};
     if (!realGpu) env["TUTTI_EMULATE_DEVICE"] = "1";
     return env;
   };
