@@ -420,7 +420,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_),
                callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_), memoryName(a.memory()),
                algorithmName(choice.algorithm), choice.nchannels, work->chunkBytes >> 10, choice.predictedUs);
-  predictedUs_ = p2p ? 0 : choice.predictedUs;
+  // Host calls only: device calls are prepared on the background thread, and
+  // their time is the stream's, not the call's.
+  if (!device) predictedUs_ = p2p ? 0 : choice.predictedUs;
   traceCall(a, sequence_);
   return Status::Ok();
 }

@@ -179,7 +179,7 @@ class Communicator final : public Peers {
   CommConfig config_;
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
-  double predictedUs_ = 0;  // the last planned collective's (logTook)
+  double predictedUs_ = 0;  // the last planned host collective's (logTook)
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;
