@@ -279,10 +279,12 @@ Status Communicator::connectInitEdges(bool device) {
 
 Status Communicator::measureLinkCosts() {
   if (planner_.layout().nnodes() < 2 || !config_.measureLinks) return Status::Ok();
-  TUTTI_ASSIGN_OR_RETURN(MeasuredLinks links, measureLinks(*this));
+  const std::string during = "rank " + std::to_string(rank_) + " measuring the links at init (TUTTI_MEASURE_LINKS)";
+  auto links = measureLinks(*this);
+  if (!links.ok()) return links.status().withContext(during);
   TuneContext tuning = planner_.tuning();
-  applyMeasuredLinks(links, &tuning);
-  TUTTI_RETURN_IF_ERROR(calibrateAllReduce(*this, &tuning));
+  applyMeasuredLinks(*links, &tuning);
+  if (Status st = calibrateAllReduce(*this, &tuning); !st.ok()) return st.withContext(during);
   std::string calibrated;
   for (int a = 0; a < kNumAlgorithms; ++a) {
     const TuneContext::Calibration& k = tuning.allReduce[a];
@@ -298,7 +300,7 @@ Status Communicator::measureLinkCosts() {
              "rank %d: links measured with every rank busy: inside nodes %.1f us, %.2f GB/s a stream; "
              "between nodes %.1f us, %.2f GB/s a stream (%d stream(s) a node); all-reduce measured over predicted by %s",
              rank_, tuning.intra.latencyUs, tuning.intra.channelGBs, tuning.net.latencyUs, tuning.net.channelGBs,
-             links.net.streams, calibrated.c_str());
+             links->net.streams, calibrated.c_str());
   return Status::Ok();
 }
 

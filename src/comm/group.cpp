@@ -1,11 +1,11 @@
 #include "src/comm/group.h"
 
-#include <chrono>
 #include <deque>
 #include <map>
 
 #include "kernels/reducer.h"
 #include "src/comm/call_check.h"
+#include "src/common/clock.h"
 #include "src/common/log.h"
 
 namespace tutti {
@@ -81,9 +81,9 @@ Status runPlanned(Communicator* comm, const CollectiveArgs& args) {
     TUTTI_RETURN_IF_ERROR(comm->explainSetupFailure(connector.run()));
   if (!log_detail::enabled(LogLevel::kInfo, kSubsysTuning) || args.internal)
     return execute(&work, 1, hostReducer(), comm->execOptions());
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = nowNs();
   Status st = execute(&work, 1, hostReducer(), comm->execOptions());
-  comm->logTook(args, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  comm->logTook(args, static_cast<double>(nowNs() - t0) / 1e3);
   return st;
 }
 

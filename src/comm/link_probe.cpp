@@ -1,12 +1,12 @@
 #include "src/comm/link_probe.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <vector>
 
 #include "src/comm/communicator.h"
 #include "src/comm/group.h"
+#include "src/common/clock.h"
 
 namespace tutti {
 
@@ -16,10 +16,6 @@ constexpr int kWarmupRounds = 2;   // also makes the connections
 constexpr int kLatencyRounds = 15;
 constexpr int kBandwidthRounds = 5;
 constexpr size_t kBandwidthBytes = 1 << 20;
-
-double nowUs() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // One round: send `bytes` to `next` and receive as many from `prev`, together.
 Status passOn(Communicator& comm, int next, int prev, std::vector<char>& out, std::vector<char>& in, size_t bytes) {
@@ -50,9 +46,9 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
   for (int i = 0; i < warm; ++i) TUTTI_RETURN_IF_ERROR(call());
   std::vector<double> took(calls);
   for (double& t : took) {
-    const double t0 = nowUs();
+    const int64_t t0 = nowNs();
     TUTTI_RETURN_IF_ERROR(call());
-    t = nowUs() - t0;
+    t = static_cast<double>(nowNs() - t0) / 1e3;
   }
   std::sort(took.begin(), took.end());
   const int kept = std::max(1, calls - calls / 5);

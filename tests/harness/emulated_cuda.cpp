@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -139,6 +140,14 @@ void invalidate(cudaStream_t s) {
   if (it != S().captures.end()) it->second.invalidated = true;
 }
 
+// A made thing handed to the caller's pointer, or the failure as CUDA's code.
+template <typename T, typename Out>
+cudaError_t handOut(tutti::Result<T> made, Out* out, cudaError_t otherwise) {
+  if (!made.ok()) return from(made.status(), otherwise);
+  *out = static_cast<Out>(*made);
+  return cudaSuccess;
+}
+
 DeviceStream ds(cudaStream_t s) { return static_cast<DeviceStream>(s); }
 DeviceEvent de(cudaEvent_t e) { return static_cast<DeviceEvent>(e); }
 
@@ -220,10 +229,7 @@ CUresult streamWaitValue32(CUstream s, CUdeviceptr word, cuuint32_t value, unsig
 
 cudaError_t streamCreateWithFlags(cudaStream_t* s, unsigned int) {
   ENTER(false);
-  auto made = S().dev.createStream();
-  if (!made.ok()) return from(made.status(), cudaErrorUnknown);
-  *s = static_cast<cudaStream_t>(*made);
-  return cudaSuccess;
+  return handOut(S().dev.createStream(), s, cudaErrorUnknown);
 }
 
 cudaError_t streamDestroy(cudaStream_t s) {
@@ -255,10 +261,7 @@ cudaError_t streamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
 
 cudaError_t eventCreateWithFlags(cudaEvent_t* e, unsigned int) {
   ENTER(false);
-  auto made = S().dev.createEvent();
-  if (!made.ok()) return from(made.status(), cudaErrorUnknown);
-  *e = static_cast<cudaEvent_t>(*made);
-  return cudaSuccess;
+  return handOut(S().dev.createEvent(), e, cudaErrorUnknown);
 }
 
 cudaError_t eventRecord(cudaEvent_t e, cudaStream_t s) {
@@ -287,10 +290,7 @@ cudaError_t eventDestroy(cudaEvent_t e) {
 
 cudaError_t hostAlloc(void** p, size_t bytes, unsigned int) {
   ENTER(true);
-  auto made = S().dev.allocPinned(bytes);
-  if (!made.ok()) return from(made.status(), cudaErrorMemoryAllocation);
-  *p = *made;
-  return cudaSuccess;
+  return handOut(S().dev.allocPinned(bytes), p, cudaErrorMemoryAllocation);
 }
 
 cudaError_t freeHost(void* p) {
@@ -319,10 +319,7 @@ cudaError_t hostGetDevicePointer(void** d, void* p, unsigned int) {
 
 cudaError_t deviceMalloc(void** p, size_t bytes) {
   ENTER(true);
-  auto made = S().dev.allocDevice(bytes);
-  if (!made.ok()) return from(made.status(), cudaErrorMemoryAllocation);
-  *p = *made;
-  return cudaSuccess;
+  return handOut(S().dev.allocDevice(bytes), p, cudaErrorMemoryAllocation);
 }
 
 cudaError_t deviceFree(void* p) {
@@ -353,10 +350,7 @@ cudaError_t ipcOpenMemHandle(void** p, cudaIpcMemHandle_t h, unsigned int) {
   ENTER(true);
   tutti::DeviceIpcHandle handle;
   std::memcpy(handle.bytes, &h, sizeof(h));
-  auto opened = S().dev.openMemory(handle);
-  if (!opened.ok()) return from(opened.status(), cudaErrorInvalidResourceHandle);
-  *p = *opened;
-  return cudaSuccess;
+  return handOut(S().dev.openMemory(handle), p, cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t ipcCloseMemHandle(void* p) {
@@ -438,30 +432,26 @@ cudaError_t launchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
 
 // A launch wrapper ends in cudaGetLastError: it returns (and clears)
 // whatever error the thread had, the launch's own or one left before it.
-int launched(const Status& st) {
-  (void)from(st, cudaErrorLaunchFailure);
+int launch(const std::function<Status()>& kernel) {
+  if (enter(false) == cudaSuccess) (void)from(kernel(), cudaErrorLaunchFailure);
   return getLastError();
 }
 
 int launchReduce(void* dst, const void* a, const void* b, size_t count, tutti::DataType dtype, tutti::RedOp op,
                  int divisor, void* s) {
-  if (enter(false) != cudaSuccess) return getLastError();
-  return launched(S().dev.reduceAsync(dst, a, b, count, dtype, op, divisor, s));
+  return launch([&] { return S().dev.reduceAsync(dst, a, b, count, dtype, op, divisor, s); });
 }
 
 int launchDivide(void* dst, const void* src, size_t count, tutti::DataType dtype, int divisor, void* s) {
-  if (enter(false) != cudaSuccess) return getLastError();
-  return launched(S().dev.divideAsync(dst, src, count, dtype, divisor, s));
+  return launch([&] { return S().dev.divideAsync(dst, src, count, dtype, divisor, s); });
 }
 
 int launchCopy(void* dst, const void* src, size_t bytes, void* s) {
-  if (enter(false) != cudaSuccess) return getLastError();
-  return launched(S().dev.copyAsync(dst, src, bytes, s));
+  return launch([&] { return S().dev.copyAsync(dst, src, bytes, s); });
 }
 
 int loadKernels() {
-  if (enter(false) != cudaSuccess) return getLastError();
-  return launched(S().dev.loadKernels());
+  return launch([] { return S().dev.loadKernels(); });
 }
 
 void runHostFunctions(EmulatedCuda::State* st) {
