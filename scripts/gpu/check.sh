@@ -12,7 +12,7 @@
 # /opt/tutti-sysroot, never into /.
 set -uo pipefail
 usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
-ALL_STEPS="build-sm90 env kernels collectives threads faults memcheck racecheck kernel-bandwidth perf perf-two-nodes nccl-tests torch emulated"
+ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-two-nodes emulated"
 [ $# -ge 1 ] || usage
 case $1 in -*) usage ;; esac
 out=$1; shift
@@ -40,8 +40,18 @@ step() {
   echo "== $name (limit ${limit} s)" >&2
   # A function of this script runs in a bash of its own, under the limit.
   if declare -F "$1" >/dev/null; then set -- bash -c "$(declare -f "$1"); $1"; fi
-  timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
-  rc=$?
+  # In a session of its own: a step still running near its limit has every
+  # thread's stack of each of its processes taken, then the session ends.
+  setsid "$@" >"$out/$name.log" 2>&1 &
+  local pid=$! stop=$((limit > 20 ? limit - 12 : limit))
+  while kill -0 $pid 2>/dev/null && [ $((SECONDS - t0)) -lt $stop ]; do sleep 0.2; done
+  if kill -0 $pid 2>/dev/null; then
+    stacks_of "$pid" "$name"
+    kill -TERM -- -$pid 2>/dev/null; sleep 1; kill -KILL -- -$pid 2>/dev/null
+    wait $pid; rc=124
+  else
+    wait $pid; rc=$?
+  fi
   local status=pass
   [ $rc -eq 0 ] || status=FAIL
   [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=TIMEOUT
@@ -51,6 +61,17 @@ step() {
   tail -n 3 "$out/$name.log" >&2
 }
 skip() { wanted "$1" && record "$1" skip 0 "$2"; return 0; }
+# stacks_of SESSION NAME: each process's threads (cuda-gdb; the GPU machine
+# has no gdb), into NAME.stacks.PID.txt, all at once, 10 s at most.
+stacks_of() {
+  command -v cuda-gdb >/dev/null || return 0
+  local p gdbs=()
+  for p in $(pgrep -s "$1"); do
+    timeout 10 cuda-gdb -q -batch -p "$p" -ex 'thread apply all bt 25' >"$out/$2.stacks.$p.txt" 2>&1 &
+    gdbs+=($!)
+  done
+  [ ${#gdbs[@]} -eq 0 ] || wait "${gdbs[@]}"
+}
 # A line for the table: gtest's count, nccl-tests' wrong count, or the last line.
 summary_of() {
   local log=$out/$1.log
@@ -77,7 +98,8 @@ fi
 export LD_LIBRARY_PATH=$stage:$stage/nccl:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TUTTI_SOCKET_IFNAME=lo
 tests=$stage/tests bench=$stage/bench
-export out root stage tests bench mpirun
+export out root stage tests bench mpirun gpu
+export -f stacks_of
 
 if [ ! -x "$tests/gpu_test" ]; then
   echo "no staged build in $stage: run scripts/gpu/prepare.sh first" >&2
@@ -109,8 +131,10 @@ if [ $gpu = 1 ]; then
   # The paths the emulator's strictness is about come first: kernels right
   # after other CUDA calls, gates, several communicators in one process.
   step kernels 60 "$tests/gpu_test" --gtest_filter='CudaKernels.*:*CudaRules.*:GpuContexts.*'
-  step collectives 90 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
-  step threads 45 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
+  # In place on the legacy default stream and on a side stream, as PyTorch calls.
+  step torch-calls 40 "$tests/gpu_test" --gtest_filter='GpuAsTorchCalls.*'
+  step collectives 100 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
+  step threads 60 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
   step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \
     --gtest_filter='Victims/KilledOnDevice.*:DeviceFaults.*'
   # NVIDIA's clients on tutti's libnccl.so.2: every rank on device 0.
@@ -135,27 +159,55 @@ if [ $gpu = 1 ]; then
     if [ -n "$torch_build" ]; then
       wait "$torch_pid"
       torch_runs() {
+        # Every thread's stack of each rank (not torchrun's agent) still
+        # running after $2 s, all at once (cuda-gdb; gdb is not there), then
+        # the run is ended.
+        stacks_after() {
+          local b=$1 pid gdbs=()
+          sleep "$2"
+          for pid in $(pgrep -f "gpu_ddp.py $b "); do
+            grep -qa torch.distributed.run /proc/$pid/cmdline && continue
+            timeout 10 cuda-gdb -q -batch -p "$pid" -ex 'thread apply all bt 25' >"$out/torch-$b.stacks.$pid.txt" 2>&1 &
+            gdbs+=($!)
+          done
+          [ ${#gdbs[@]} -eq 0 ] || wait "${gdbs[@]}"
+          pkill -f "gpu_ddp.py $b "
+        }
         local port=29611 b
         for b in gloo nccl tutti; do
-          local pre=() path=""
+          local pre=() path="" watch
           [ $b = nccl ] && pre=(env LD_PRELOAD="$stage/nccl/libnccl.so.2")
           [ $b = tutti ] && path=$torch_build/lib
           echo "## $b"
-          # Each rank's output in the log (--tee 3), a hang named by tutti
-          # within 20 s, and Python's stacks after 25 s.
-          PYTHONPATH=$path${PYTHONPATH:+:$PYTHONPATH} TUTTI_TIMEOUT=20 GPU_DDP_STACKS_AFTER=25 PYTHONUNBUFFERED=1 \
+          stacks_after $b 30 & watch=$!
+          # Each rank's output in the log (--tee 3), tutti's log per rank,
+          # a hang named by tutti within 15 s, and Python's stacks after 25 s.
+          PYTHONPATH=$path${PYTHONPATH:+:$PYTHONPATH} TUTTI_TIMEOUT=15 GPU_DDP_STACKS_AFTER=25 PYTHONUNBUFFERED=1 \
+            TUTTI_DEBUG=INFO TUTTI_DEBUG_SUBSYS=INIT,COLL,P2P,TUNING TUTTI_DEBUG_FILE="$out/tutti-$b-%p.log" \
             "${pre[@]}" python3 -m torch.distributed.run --tee 3 \
             --nproc_per_node 2 --master_port $((port++)) "$root/tests/python/gpu_ddp.py" $b "$out/ddp-$b.json" ||
-            { echo "FAILED: $b"; continue; }
+            echo "FAILED: $b"
+          kill $watch 2>/dev/null
         done
         python3 "$root/tests/python/compare_runs.py" "$out/ddp-gloo.json" "$out/ddp-nccl.json" 1e-6 &&
           python3 "$root/tests/python/compare_runs.py" "$out/ddp-gloo.json" "$out/ddp-tutti.json" 1e-6
       }
-      step torch 80 torch_runs
+      step torch 100 torch_runs
     else
       skip torch "python3 has no CUDA build of torch"
     fi
   fi
+  if command -v compute-sanitizer >/dev/null; then
+    step racecheck 25 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Threads/GpuCollectivesAsThreads.*/2threads_p2p'
+    step memcheck 40 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.*:Ranks/GpuCollectives.*/1ranks_p2p'
+  else
+    skip memcheck "compute-sanitizer not on the PATH"
+    skip racecheck "compute-sanitizer not on the PATH"
+  fi
+  step kernel-bandwidth 30 "$bench/cuda-kernels-bench" --benchmark_min_time=0.2 \
+    --benchmark_filter='float32_sum|bfloat16_sum|copyKernel' --benchmark_out="$out/kernels.json"
   # tutti-perf on device buffers, 2, 4 and 8 ranks on the one GPU.
   perf_all() {
     local n c
@@ -183,19 +235,8 @@ if [ $gpu = 1 ]; then
     return $rc
   }
   step perf-two-nodes 30 two_nodes
-  if command -v compute-sanitizer >/dev/null; then
-    step memcheck 40 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
-      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Ranks/GpuCollectives.*/2ranks_p2p'
-    step racecheck 25 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
-      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Threads/GpuCollectivesAsThreads.*/2threads_p2p'
-  else
-    skip memcheck "compute-sanitizer not on the PATH"
-    skip racecheck "compute-sanitizer not on the PATH"
-  fi
-  step kernel-bandwidth 30 "$bench/cuda-kernels-bench" --benchmark_min_time=0.2 \
-    --benchmark_filter='float32_sum|bfloat16_sum|copyKernel' --benchmark_out="$out/kernels.json"
 else
-  for s in env kernels collectives threads faults memcheck racecheck kernel-bandwidth perf perf-two-nodes nccl-tests torch; do
+  for s in env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-two-nodes; do
     skip $s "$why_skip"
   done
 fi

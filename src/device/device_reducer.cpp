@@ -19,7 +19,7 @@ void DeviceReducer::divide(void* dst, const void* src, size_t count, DataType dt
 }
 
 void DeviceReducer::copy(void* dst, const void* src, size_t bytes) const {
-  if (bytes > 0 && dst != src) keep(runtime_.copyAsync(dst, src, bytes, stream_));
+  if (bytes > 0 && dst != src) keep(runtime_.copyKernelAsync(dst, src, bytes, stream_));
 }
 
 Status DeviceReducer::takeError() {

@@ -1,5 +1,6 @@
 // The Reducer the executor uses on device buffers: each reduce, divide and
-// copy is a kernel (or copy) queued on one stream of tutti's, so consecutive
+// copy is a kernel queued on one stream of tutti's (copies too: see
+// DeviceRuntime::copyKernelAsync), so consecutive
 // chunks run back to back on the GPU while the host thread moves on. The
 // Reducer interface cannot fail, so the first launch error is kept here and
 // checked once the run is over.

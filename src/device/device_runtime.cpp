@@ -36,6 +36,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Result<void*> registerHost(void*, size_t) override { return refuse(); }
   void unregisterHost(void*) override {}
   Status copyAsync(void*, const void*, size_t, DeviceStream) override { return refuse(); }
+  Status copyKernelAsync(void*, const void*, size_t, DeviceStream) override { return refuse(); }
   Result<DeviceEvent> createEvent() override { return refuse(); }
   Status recordInto(DeviceEvent, DeviceStream) override { return refuse(); }
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }

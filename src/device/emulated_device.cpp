@@ -448,6 +448,11 @@ EmulatedDevice::Place EmulatedDevice::placeOf(const void* p, size_t bytes) {
   return Place::kPageableHost;
 }
 
+bool EmulatedDevice::pageable(const void* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return placeOf(p, bytes) == Place::kPageableHost;
+}
+
 Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t>> operands, bool kernel,
                              const char* what) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -482,6 +487,17 @@ Status EmulatedDevice::touch(std::initializer_list<std::pair<const void*, size_t
 Status EmulatedDevice::copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, false, "copy"));
   useContext();
+  char* d = static_cast<char*>(backing(dst));
+  const char* from = static_cast<const char*>(backing(src));
+  enqueue(streamOf(s), [=] { std::memmove(d, from, bytes); });
+  return Status::Ok();
+}
+
+// A kernel's copy: a launch, held to what kernels may reach.
+Status EmulatedDevice::copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) {
+  TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
+  TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "a kernel launched"));
+  TUTTI_RETURN_IF_ERROR(touch({{dst, bytes}, {src, bytes}}, true, "copy kernel"));
   char* d = static_cast<char*>(backing(dst));
   const char* from = static_cast<const char*>(backing(src));
   enqueue(streamOf(s), [=] { std::memmove(d, from, bytes); });

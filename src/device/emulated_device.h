@@ -74,6 +74,8 @@ class EmulatedDevice final : public DeviceRuntime {
   // The context's sticky error (ok while none), and whether this process
   // is a fork of the one that used the device.
   Status stickyError() const { return sticky(); }
+  // Whether the range is host memory neither page-locked nor mapped.
+  bool pageable(const void* p, size_t bytes);
   bool forked() const { return getpid() != owner_; }
 
   const char* name() const override { return "emulated"; }
@@ -100,6 +102,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Result<void*> registerHost(void* p, size_t bytes) override;
   void unregisterHost(void* p) override;
   Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override;
+  Status copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override;
   Result<DeviceEvent> createEvent() override;
   Status recordInto(DeviceEvent e, DeviceStream s) override;
   Result<bool> eventDone(DeviceEvent e) override;

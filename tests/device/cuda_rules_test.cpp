@@ -121,10 +121,11 @@ TEST_P(CudaRules, WhatWaitsForAStreamHeldByAGate) {
   }), "");
 }
 
-// An event query that finds the event not ready leaves cudaErrorNotReady
-// as the thread's last error, and a launch wrapper reports it as its own
-// failure; tutti's adapter takes it off, so its next launch succeeds.
-TEST_P(CudaRules, NotReadyIsLeftForTheNextLaunchUnlessTaken) {
+// An event query that finds the event not ready answers
+// cudaErrorNotReady but leaves no last error: the next launch, whose
+// wrapper returns cudaGetLastError, succeeds (the first GPU check, on an
+// H200 with CUDA 13, showed the emulation's opposite rule was wrong).
+TEST_P(CudaRules, NotReadyIsAnAnswerNotALastError) {
   EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
     if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
     HeldStream held{rt};
@@ -137,11 +138,11 @@ TEST_P(CudaRules, NotReadyIsLeftForTheNextLaunchUnlessTaken) {
     if (std::string err = held.hold(); !err.empty()) return err;
     if (cu.eventRecord(e, static_cast<cudaStream_t>(held.stream)) != cudaSuccess) return "record";
     std::string out;
-    // CUDA's own calls: the wrapper's launch returns the leftover.
+    // CUDA's own calls.
     if (cu.eventQuery(e) != cudaErrorNotReady) out += "the held event was not 'not ready'; ";
-    if (cu.launchCopy(*buffer, static_cast<char*>(*buffer) + 2048, 1024, *other) != cudaErrorNotReady)
-      out += "a launch after a not-ready query did not return cudaErrorNotReady; ";
-    // tutti's adapter: the query clears it.
+    if (auto left = static_cast<cudaError_t>(cu.launchCopy(*buffer, static_cast<char*>(*buffer) + 2048, 1024, *other)); left != cudaSuccess)
+      out += std::string("a launch after a not-ready query returned ") + cudaGetErrorName(left) + "; ";
+    // tutti's adapter.
     auto done = rt.eventDone(static_cast<DeviceEvent>(e));
     if (!done.ok() || *done) out += "eventDone did not say 'not ready'; ";
     Status launched = rt.reduceAsync(*buffer, *buffer, static_cast<char*>(*buffer) + 2048, 256, DataType::kFloat32,
@@ -151,6 +152,64 @@ TEST_P(CudaRules, NotReadyIsLeftForTheNextLaunchUnlessTaken) {
     if (!rt.synchronize(held.stream).ok() || !rt.synchronize(*other).ok()) out += "synchronize; ";
     cu.eventDestroy(e);
     return out;
+  }), "");
+}
+
+// While a thread copies to pageable memory from a stream a gate holds (as
+// torch's .cpu() does right after a collective), which calls of another
+// thread wait for that copy: a runtime copy (cudaMemcpyAsync) does, so
+// tutti's background thread, which must run the collective to open the
+// gate, copies with a kernel. Inferred from the first GPU check, where
+// every rank that copied with cudaMemcpyAsync hung; this is the rule on
+// which the emulation's copies are built (tests/harness/emulated_cuda.h).
+TEST_P(CudaRules, WhatWaitsWhileAThreadCopiesPageableMemory) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+    HeldStream held{rt};
+    if (std::string err = held.make(); !err.empty()) return err;
+    auto other = rt.createStream();
+    auto buffer = rt.allocDevice(1 << 20);
+    cudaEvent_t e = nullptr;
+    if (!other.ok() || !buffer.ok() || cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+      return "setup";
+    char* dev = static_cast<char*>(*buffer);
+    const auto o = static_cast<cudaStream_t>(*other);
+    std::vector<char> pageable(4096);
+    struct Case {
+      const char* name;
+      std::function<int()> call;
+      bool waits;
+    };
+    const std::vector<Case> cases{
+        {"cudaMemcpyAsync device to device", [&] { return cu.memcpyAsync(dev, dev + 8192, 4096, cudaMemcpyDeviceToDevice, o); }, true},
+        {"the copy kernel's launch", [&] { return cu.launchCopy(dev, dev + 8192, 4096, o); }, false},
+        {"the reduce kernel's launch",
+         [&] { return cu.launchReduce(dev, dev, dev + 8192, 1024, DataType::kFloat32, RedOp::kSum, 1, o); }, false},
+        {"cudaEventRecord", [&] { return cu.eventRecord(e, o); }, false},
+        {"cudaEventQuery", [&] { return cu.eventQuery(e); }, false},
+    };
+    std::string disagree;
+    for (const Case& c : cases) {
+      if (std::string err = held.hold(); !err.empty()) return err;
+      auto copying = std::async(std::launch::async, [&] {
+        return cu.memcpyAsync(pageable.data(), dev, pageable.size(), cudaMemcpyDeviceToHost,
+                              static_cast<cudaStream_t>(held.stream));
+      });
+      bool copyWaited = copying.wait_for(std::chrono::milliseconds(300)) != std::future_status::ready;
+      auto done = std::async(std::launch::async, c.call);
+      const bool waited = done.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
+      held.release();
+      if (copying.wait_for(std::chrono::seconds(20)) != std::future_status::ready ||
+          done.wait_for(std::chrono::seconds(20)) != std::future_status::ready)
+        return std::string(c.name) + ": never ended";
+      if (!copyWaited) return "the copy to pageable memory did not wait for the held stream";
+      (void)rt.synchronize(held.stream);
+      (void)rt.synchronize(*other);
+      fprintf(stderr, "%s %s for another thread's copy to pageable memory\n", c.name, waited ? "waited" : "did not wait");
+      if (waited != c.waits) disagree += std::string(c.name) + (waited ? " waited; " : " did not wait; ");
+    }
+    cu.eventDestroy(e);
+    return disagree;
   }), "");
 }
 

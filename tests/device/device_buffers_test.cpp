@@ -21,6 +21,7 @@
 #include "src/device/device_reducer.h"
 #include "transport/stream_ordered.h"
 #include "tests/collectives/collective_cases.h"
+#include "tests/device/as_torch_calls.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 #include "tests/harness/reference.h"
@@ -682,3 +683,52 @@ TEST(DeviceBuffers, Refusals) {
 
 }  // namespace
 }  // namespace tutti_test
+
+#ifdef TUTTI_HAVE_CUDA
+namespace tutti_test {
+namespace {
+
+// As PyTorch calls (GpuAsTorchCalls in tests/device/gpu_collectives_test.cpp
+// on a GPU), over the emulated CUDA API: in place, blocks at offsets inside
+// one allocation, on the default stream and on a side stream, tutti's own
+// settings, and each result read back at once by a copy to pageable memory,
+// which waits behind the gate (torch's .cpu()). While it waits, no other
+// copy call of the process returns: the collective's own work must not be
+// one (it was cudaMemcpyAsync: every rank hung on an H200).
+TEST(DeviceBuffers, InPlaceOnTheDefaultStreamAndASideStreamAsTorchCalls) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    new EmulatedCuda(d);  // the rank's process ends with it
+    tutti::setDeviceRuntime(tutti::makeCudaRuntime(EmulatedCuda::api()));
+    const tutti::CudaApi& cu = EmulatedCuda::api();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    char* pool = static_cast<char*>(d.alloc(16 << 20));
+    tutti::DeviceStream side = *d.createStream();
+    for (int onSide = 0; onSide < 2; ++onSide) {
+      size_t at = as_torch::kFirstBlock;
+      for (size_t n : as_torch::kCounts) {
+        const std::string what = std::string(onSide ? "side stream" : "default stream") + ", n=" + std::to_string(n);
+        float* t = reinterpret_cast<float*>(pool + at);
+        at += as_torch::blockBytes(n);
+        std::vector<float> in = as_torch::inputs(n, ctx.rank), out(n, -1);
+        auto s = static_cast<cudaStream_t>(onSide ? side : nullptr);
+        if (cu.memcpyAsync(t, in.data(), n * sizeof(float), cudaMemcpyHostToDevice, s) != cudaSuccess)
+          return what + ": upload";
+        if (tuttiAllReduce(t, t, n, tuttiFloat32, tuttiSum, comm, s) != tuttiSuccess)
+          return what + ": " + tuttiGetLastError(comm);
+        if (cu.memcpyAsync(out.data(), t, n * sizeof(float), cudaMemcpyDeviceToHost, s) != cudaSuccess)
+          return what + ": download";
+        if (std::string wrong = as_torch::check(out, ctx.nranks, what); !wrong.empty()) return wrong;
+      }
+    }
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  for (int n : {2, 4}) EXPECT_EQ(summarize(runRanks(n, body, as_torch::env, 60)), "") << n << " ranks";
+}
+
+}  // namespace
+}  // namespace tutti_test
+#endif

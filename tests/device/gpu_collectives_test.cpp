@@ -13,15 +13,21 @@
 
 #include "src/device/cuda_api.h"
 #include "tests/collectives/collective_cases.h"
+#include "tests/device/as_torch_calls.h"
 #include "tests/device/gpu_probe.h"
 #include "tests/harness/ranks.h"
 
 namespace tutti_test {
 namespace {
 
+// Copies go on the case's own non-blocking stream: a cudaMemcpy on the
+// legacy default stream would wait for every blocking stream of the
+// context, and with ranks as threads one of those is another rank's, held
+// by its gate until this rank makes its next call (a deadlock NCCL
+// programs meet the same way).
 class CudaCaseDevice final : public CaseDevice {
  public:
-  CudaCaseDevice() { cudaStreamCreate(&stream_); }
+  CudaCaseDevice() { cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
   ~CudaCaseDevice() override {
     for (auto& b : buffers_)
       if (b.p) cudaFree(b.p);
@@ -37,10 +43,12 @@ class CudaCaseDevice final : public CaseDevice {
     return b.p;
   }
   void upload(void* dev, const void* host, size_t bytes) override {
-    cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream_);
+    cudaStreamSynchronize(stream_);
   }
   void download(void* host, const void* dev, size_t bytes) override {
-    cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);
+    cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream_);
+    cudaStreamSynchronize(stream_);
   }
   void* stream() override { return stream_; }
   std::string synchronize() override {
@@ -142,6 +150,63 @@ INSTANTIATE_TEST_SUITE_P(Threads, GpuCollectivesAsThreads,
                            return std::to_string(std::get<0>(info.param)) + "threads_" +
                                   (std::get<1>(info.param) ? "shm_mapped" : "p2p");
                          });
+
+// As PyTorch calls: each input written by a copy on the legacy default
+// stream into a block carved from one larger allocation (the caching
+// allocator's), the call in place on the legacy stream itself (the tutti
+// backend on torch's default stream) or on a non-blocking side stream that
+// waits for it by an event and is waited for the same way (ProcessGroupNCCL),
+// and tutti's own settings. Each result read back on the legacy stream.
+TEST(GpuAsTorchCalls, InPlaceOnTheLegacyStreamAndOnASideStream) {
+  std::string reason;
+  if (!gpuAvailable(&reason)) GTEST_SKIP() << reason;
+  auto body = [](const RankContext& ctx) -> std::string {
+    if (cudaSetDevice(0) != cudaSuccess) return "cudaSetDevice(0) failed";
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    char* pool = nullptr;
+    cudaStream_t side = nullptr;
+    cudaEvent_t ready = nullptr, done = nullptr;
+    if (cudaMalloc(&pool, 16 << 20) != cudaSuccess || cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) ||
+        cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) || cudaEventCreateWithFlags(&done, cudaEventDisableTiming))
+      return "setup";
+    for (int onSide = 0; onSide < 2; ++onSide) {
+      size_t at = as_torch::kFirstBlock;
+      for (size_t n : as_torch::kCounts) {
+        const std::string what = std::string(onSide ? "side stream" : "legacy stream") + ", n=" + std::to_string(n);
+        float* t = reinterpret_cast<float*>(pool + at);
+        at += as_torch::blockBytes(n);
+        std::vector<float> in = as_torch::inputs(n, ctx.rank), out(n, -1);
+        if (cudaMemcpy(t, in.data(), n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) return what + ": upload";
+        cudaStream_t s = nullptr;
+        if (onSide) {
+          s = side;
+          cudaEventRecord(ready, nullptr);
+          cudaStreamWaitEvent(side, ready, 0);
+        }
+        if (tuttiAllReduce(t, t, n, tuttiFloat32, tuttiSum, comm, s) != tuttiSuccess)
+          return what + ": " + tuttiGetLastError(comm);
+        if (onSide) {
+          cudaEventRecord(done, side);
+          cudaStreamWaitEvent(nullptr, done, 0);
+        }
+        if (cudaMemcpy(out.data(), t, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) return what + ": download";
+        tuttiResult_t async = tuttiSuccess;
+        tuttiCommGetAsyncError(comm, &async);
+        if (async != tuttiSuccess) return what + ": async error: " + tuttiGetLastError(comm);
+        if (std::string wrong = as_torch::check(out, ctx.nranks, what); !wrong.empty()) return wrong;
+      }
+    }
+    cudaEventDestroy(ready);
+    cudaEventDestroy(done);
+    cudaStreamDestroy(side);
+    cudaFree(pool);
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  for (int n : {2, 4}) EXPECT_EQ(summarize(runRanks(n, body, as_torch::env, 60)), "") << n << " ranks";
+}
 
 // A process that never touched its GPU (a host-only user on a GPU machine):
 // init and host calls make no context, which would take hundreds of MiB of

@@ -1,9 +1,13 @@
 // CUDA's runtime API over the emulated device, with CUDA's rules, so tutti's
 // CUDA adapter (src/device/cuda_runtime.cpp) runs here as it would on a GPU
 // (tutti::makeCudaRuntime(EmulatedCuda::api())). What it holds the caller to:
-// - a last error per thread: a failed call leaves it, "not ready" from an
-//   event query included, and a kernel launch returns it (the launch
-//   wrappers end in cudaGetLastError), so a leftover fails the launch;
+// - a last error per thread: a failed call leaves it and a kernel launch
+//   returns it (the launch wrappers end in cudaGetLastError), so a
+//   leftover fails the launch; "not ready" from an event query is an
+//   answer and leaves none (as on an H200 with CUDA 13);
+// - a copy to or from pageable memory returns once done, and while it
+//   waits for its stream every other thread's copy call waits too (inferred
+//   from the hangs of the first GPU check: bench/results/gpu.md);
 // - one thread runs every host function of the process, taking the ready
 //   ones in a varied order; a CUDA call from a host function fails
 //   (cudaErrorNotPermitted), and a host function that runs past a limit
