@@ -208,13 +208,23 @@ if [ $gpu = 1 ]; then
   fi
   step kernel-bandwidth 30 "$bench/cuda-kernels-bench" --benchmark_min_time=0.2 \
     --benchmark_filter='float32_sum|bfloat16_sum|copyKernel' --benchmark_out="$out/kernels.json"
-  # tutti-perf on device buffers, 2, 4 and 8 ranks on the one GPU.
+  # tutti-perf on device buffers on the one GPU: all-reduce with 4 ranks as
+  # processes (the target's case, to 1 GiB) and as threads of one process
+  # (one context: no time-slicing between processes), then the other
+  # collectives and rank counts to 256 MiB (checking 1 GiB on the host is slow).
   perf_all() {
     local n c
+    echo "## allreduce, 4 ranks"
+    "$bench/tutti-perf" -G 1 -np 4 -C allreduce -b 8 -e 1G -f 8 -n 3 -w 1 -c 1 \
+      --json "$out/perf-allreduce-4.json" || echo "FAILED: allreduce 4 ranks"
+    echo "## allreduce, 4 ranks as threads"
+    "$bench/tutti-perf" -G 1 -t 4 -C allreduce -b 8 -e 1G -f 8 -n 3 -w 1 -c 1 \
+      --json "$out/perf-allreduce-4threads.json" || echo "FAILED: allreduce 4 threads"
     for n in 4 2 8; do
-      for c in allreduce allgather broadcast reducescatter; do
+      for c in allgather broadcast reducescatter allreduce; do
+        [ $n = 4 ] && [ $c = allreduce ] && continue
         echo "## $c, $n ranks"
-        "$bench/tutti-perf" -G 1 -np $n -C $c -b 8 -e 1G -f 8 -n 3 -w 1 -c 1 \
+        "$bench/tutti-perf" -G 1 -np $n -C $c -b 8 -e 256M -f 8 -n 3 -w 1 -c 1 \
           --json "$out/perf-$c-$n.json" || echo "FAILED: $c $n ranks"
       done
     done

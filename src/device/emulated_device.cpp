@@ -39,8 +39,9 @@ struct EmulatedDevice::HostRange {
 };
 
 struct EmulatedDevice::Stream {
-  explicit Stream(int d) : device(d) {}
+  explicit Stream(int d, bool b = false) : device(d), blocking(b) {}
   const int device;  // a stream belongs to the device current when it was made
+  const bool blocking;  // made without cudaStreamNonBlocking: ordered with the legacy stream
   SerialWorker worker;
   std::atomic<bool> capturing{false};  // beginCapture's
   EmulatedDevice::Graph captured;      // under the device's mutex
@@ -76,7 +77,44 @@ void EmulatedDevice::enqueue(Stream& stream, std::function<void()> work) {
       return;
     }
   }
-  stream.worker.post(std::move(work));
+  post(stream, std::move(work));
+}
+
+// As CUDA's legacy default stream: its work waits for all work queued
+// before on the device's blocking streams, and theirs for its. Each of
+// those streams gets a latch at its current end to wait for.
+void EmulatedDevice::post(Stream& stream, std::function<void()> work) {
+  std::vector<std::shared_ptr<Latch>> before;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto mark = [&before](Stream& other) {
+      auto latch = std::make_shared<Latch>();
+      other.worker.post([latch] {
+        std::lock_guard<std::mutex> lock(latch->mutex);
+        latch->open = true;
+        latch->opened.notify_all();
+      });
+      before.push_back(latch);
+    };
+    Stream& legacy = *defaultStreams_[stream.device];
+    if (&stream == &legacy) {
+      for (Stream* b : blocking_)
+        if (b->device == stream.device) mark(*b);
+    } else if (stream.blocking) {
+      mark(legacy);
+    }
+  }
+  if (before.empty()) {
+    stream.worker.post(std::move(work));
+    return;
+  }
+  stream.worker.post([before = std::move(before), work = std::move(work)] {
+    for (const auto& latch : before) {
+      std::unique_lock<std::mutex> lock(latch->mutex);
+      latch->opened.wait(lock, [&] { return latch->open; });
+    }
+    work();
+  });
 }
 
 // Records are counted on the caller's thread and reached on the stream's:
@@ -91,7 +129,7 @@ void EmulatedDevice::recordOn(Stream& stream, void* event) {
     if (e->captured) return;
     target = ++e->recorded;
   }
-  stream.worker.post([e, target] {
+  post(stream, [e, target] {
     std::lock_guard<std::mutex> lock(e->mutex);
     e->reached = std::max(e->reached, target);
     e->done.notify_all();
@@ -267,6 +305,15 @@ Result<DeviceStream> EmulatedDevice::createStream() {
   return static_cast<DeviceStream>(new Stream(tCurrentDevice));
 }
 
+Result<DeviceStream> EmulatedDevice::createBlockingStream() {
+  TUTTI_RETURN_IF_ERROR(notForked());
+  useContext();
+  auto* s = new Stream(tCurrentDevice, true);
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocking_.push_back(s);
+  return static_cast<DeviceStream>(s);
+}
+
 // As CUDA: an event is recorded only on a stream of its own device, and a
 // kernel launched only on a stream of the current device.
 Status EmulatedDevice::sameDevice(int eventOrCurrent, DeviceStream s, const char* what) {
@@ -277,7 +324,14 @@ Status EmulatedDevice::sameDevice(int eventOrCurrent, DeviceStream s, const char
                                       std::to_string(streamDevice) + " (invalid resource handle)");
 }
 
-void EmulatedDevice::destroyStream(DeviceStream s) { delete static_cast<Stream*>(s); }
+void EmulatedDevice::destroyStream(DeviceStream s) {
+  auto* stream = static_cast<Stream*>(s);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocking_.erase(std::remove(blocking_.begin(), blocking_.end(), stream), blocking_.end());
+  }
+  delete stream;
+}
 
 Result<DeviceEvent> EmulatedDevice::recordEvent(DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(sticky());

@@ -6,7 +6,8 @@
 // and kernels reach it. Kernels refuse host memory that was not page-locked
 // and mapped (registerHost, allocPinned), as a GPU would fault on it. Each
 // stream is an in-order thread; events and host work run there, or are
-// recorded while the stream is captured. A device's context is made by the
+// recorded while the stream is captured. The legacy default stream and the
+// blocking streams wait for each other, as CUDA's do. A device's context is made by the
 // first call that needs one, as CUDA's primary context is. What the device
 // touched is counted, so a test can tell which path a call took. CUDA's
 // runtime API rules over this device: tests/harness/emulated_cuda.h.
@@ -89,7 +90,11 @@ class EmulatedDevice final : public DeviceRuntime {
   // the device, allocating, making a stream or event, launching), as CUDA
   // makes its primary context.
   bool contextActive(int device) override;
+  // Non-blocking, as tutti makes its own; createBlockingStream's stream is
+  // ordered with the device's legacy default stream (nullptr), as CUDA's
+  // streams made without cudaStreamNonBlocking are.
   Result<DeviceStream> createStream() override;
+  Result<DeviceStream> createBlockingStream();
   void destroyStream(DeviceStream s) override;
   Result<DeviceEvent> recordEvent(DeviceStream s) override;
   Status waitEvent(DeviceEvent e) override;
@@ -134,6 +139,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Stream& streamOf(DeviceStream s);
   // Work in stream order, or recorded when the stream is being captured.
   void enqueue(Stream& stream, std::function<void()> work);
+  void post(Stream& stream, std::function<void()> work);
   void recordOn(Stream& stream, void* event);
   // The current device's context, made if it is not yet.
   void useContext();
@@ -166,6 +172,7 @@ class EmulatedDevice final : public DeviceRuntime {
   std::vector<std::unique_ptr<Allocation>> allocations_;
   std::vector<std::unique_ptr<HostRange>> mapped_;
   std::vector<std::unique_ptr<Stream>> defaultStreams_;  // per device
+  std::vector<Stream*> blocking_;                        // streams ordered with the legacy one
   std::shared_ptr<Latch> latch_;
   Counters counters_;
   int gatesHolding_ = 0;   // gates a stream has reached and waits at

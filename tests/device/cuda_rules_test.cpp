@@ -155,6 +155,68 @@ TEST_P(CudaRules, NotReadyIsAnAnswerNotALastError) {
   }), "");
 }
 
+// Whether work on `s` waits while `held`'s gate is closed: a copy kernel and
+// an event after it, still not done 1 s later.
+std::string waitsBehind(const CudaApi& cu, HeldStream& held, cudaStream_t s, void* buffer, bool* waited) {
+  cudaEvent_t e = nullptr;
+  if (cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) return "event";
+  if (std::string err = held.hold(); !err.empty()) return err;
+  char* b = static_cast<char*>(buffer);
+  if (cu.launchCopy(b, b + 4096, 4096, s) != cudaSuccess || cu.eventRecord(e, s) != cudaSuccess) return "launch";
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  cudaError_t r = cudaErrorNotReady;
+  while ((r = cu.eventQuery(e)) == cudaErrorNotReady && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  *waited = r == cudaErrorNotReady;
+  held.release();
+  if (cu.eventSynchronize(e) != cudaSuccess) return "the work never ended";
+  cu.eventDestroy(e);
+  return held.rt.synchronize(held.stream).ok() ? "" : "the held stream failed";
+}
+
+// The legacy default stream (nullptr) and streams made without
+// cudaStreamNonBlocking wait for each other; tutti's own streams wait for
+// neither, so a caller's gate on the legacy stream never holds tutti's work
+// (which must run to open it). A test that copied with cudaMemcpy on the
+// legacy stream while another rank's blocking stream was gated deadlocked
+// on an H200 (bench/results/gpu.md).
+TEST_P(CudaRules, TheLegacyStreamAndBlockingStreamsWaitForEachOtherNotForTuttis) {
+  EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+    auto buffer = rt.allocDevice(1 << 16);
+    auto tuttis = rt.createStream();
+    cudaStream_t blocking = nullptr;
+    if (!buffer.ok() || !tuttis.ok() || cu.streamCreateWithFlags(&blocking, 0) != cudaSuccess) return "setup";
+    HeldStream heldBlocking{rt}, heldLegacy{rt};
+    if (std::string err = heldBlocking.make() + heldLegacy.make(); !err.empty()) return err;
+    rt.destroyStream(heldBlocking.stream);
+    rt.destroyStream(heldLegacy.stream);
+    heldBlocking.stream = blocking;
+    heldLegacy.stream = nullptr;
+    struct Case {
+      const char* name;
+      HeldStream& held;
+      cudaStream_t on;
+      bool waits;
+    };
+    const std::vector<Case> cases{
+        {"the legacy stream, behind a held blocking stream,", heldBlocking, nullptr, true},
+        {"a blocking stream, behind the held legacy stream,", heldLegacy, blocking, true},
+        {"tutti's stream, behind the held legacy stream,", heldLegacy, static_cast<cudaStream_t>(*tuttis), false},
+    };
+    std::string disagree;
+    for (const Case& c : cases) {
+      bool waited = false;
+      if (std::string err = waitsBehind(cu, c.held, c.on, *buffer, &waited); !err.empty())
+        return std::string(c.name) + " " + err;
+      fprintf(stderr, "%s %s\n", c.name, waited ? "waited" : "did not wait");
+      if (waited != c.waits) disagree += std::string(c.name) + (waited ? " waited; " : " did not wait; ");
+    }
+    cu.streamDestroy(blocking);
+    return disagree;
+  }), "");
+}
+
 // While a thread copies to pageable memory from a stream a gate holds (as
 // torch's .cpu() does right after a collective), which calls of another
 // thread wait for that copy: a runtime copy (cudaMemcpyAsync) does, so

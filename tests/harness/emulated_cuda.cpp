@@ -229,9 +229,10 @@ CUresult streamWaitValue32(CUstream s, CUdeviceptr word, cuuint32_t value, unsig
   return st.ok() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-cudaError_t streamCreateWithFlags(cudaStream_t* s, unsigned int) {
+cudaError_t streamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   ENTER(false);
-  return handOut(S().dev.createStream(), s, cudaErrorUnknown);
+  FakeDevice& d = S().dev;
+  return handOut(flags & cudaStreamNonBlocking ? d.createStream() : d.createBlockingStream(), s, cudaErrorUnknown);
 }
 
 cudaError_t streamDestroy(cudaStream_t s) {
