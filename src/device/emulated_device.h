@@ -7,10 +7,10 @@
 // and mapped (registerHost, allocPinned), as a GPU would fault on it. Each
 // stream is an in-order thread; events and host work run there, or are
 // recorded while the stream is captured. The legacy default stream and the
-// blocking streams wait for each other, as CUDA's do. A device's context is made by the
-// first call that needs one, as CUDA's primary context is. What the device
-// touched is counted, so a test can tell which path a call took. CUDA's
-// runtime API rules over this device: tests/harness/emulated_cuda.h.
+// blocking streams wait for each other, as CUDA's do. A device's context is
+// made by the first call that needs one, as CUDA's primary context is. What
+// the device touched is counted, so a test can tell which path a call took.
+// CUDA's runtime API rules over this device: tests/harness/emulated_cuda.h.
 #pragma once
 
 #include <unistd.h>
