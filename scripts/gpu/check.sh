@@ -198,10 +198,10 @@ if [ $gpu = 1 ]; then
     fi
   fi
   if command -v compute-sanitizer >/dev/null; then
-    step racecheck 25 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
-      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:Threads/GpuCollectivesAsThreads.*/2threads_p2p'
-    step memcheck 40 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
-      "$tests/gpu_test" --gtest_filter='CudaKernels.*:Ranks/GpuCollectives.*/1ranks_p2p'
+    step racecheck 40 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:GpuSanitized.*'
+    step memcheck 60 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+      "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:GpuSanitized.*'
   else
     skip memcheck "compute-sanitizer not on the PATH"
     skip racecheck "compute-sanitizer not on the PATH"

@@ -111,6 +111,27 @@ INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives,
                                   (std::get<1>(info.param) ? "shm_mapped" : "p2p");
                          });
 
+// Few counts, for compute-sanitizer, under which kernels run many times
+// slower (the full matrix above does not finish in the GPU check's minute):
+// every collective, dtype and op at 7 and 1031 elements, 2 rank processes.
+TEST(GpuSanitized, EveryCollectiveDtypeOpAtTwoCounts) {
+  std::string reason;
+  if (!gpuAvailable(&reason)) GTEST_SKIP() << reason;
+  auto body = [](const RankContext& ctx) -> std::string {
+    if (cudaSetDevice(0) != cudaSuccess) return "cudaSetDevice(0) failed";
+    CudaCaseDevice dev;
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    err = runEveryCase(comm, ctx.rank, ctx.nranks, {7, 1031}, &dev, 17);
+    tuttiCommDestroy(comm);
+    return err;
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, [](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "120"}};
+  }, 600)), "");
+}
+
 // Ranks as threads of one process, each with its own communicator and
 // stream on device 0: their gates and the kernels of several communicators
 // share one CUDA context.
