@@ -98,8 +98,7 @@ fi
 export LD_LIBRARY_PATH=$stage:$stage/nccl:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TUTTI_SOCKET_IFNAME=lo
 tests=$stage/tests bench=$stage/bench
-export out root stage tests bench mpirun gpu
-export -f stacks_of
+export out root stage tests bench mpirun
 
 if [ ! -x "$tests/gpu_test" ]; then
   echo "no staged build in $stage: run scripts/gpu/prepare.sh first" >&2

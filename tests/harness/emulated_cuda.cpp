@@ -62,7 +62,7 @@ struct EmulatedCuda::State {
   FakeDevice& dev;
   std::mutex mutex;
   std::map<cudaStream_t, Capture> captures;
-  std::shared_mutex pageableCopy;  // held alone by a copy of pageable memory while it waits
+  std::shared_timed_mutex pageableCopy;  // held alone by a copy of pageable memory while it waits
   // The one thread that runs host functions, and its queue of ready ones.
   std::mutex hostMutex;
   std::condition_variable hostReady;
@@ -338,14 +338,25 @@ cudaError_t deviceFree(void* p) {
 // stages such copies through one buffer): what the GPU check's hangs showed
 // (bench/results/gpu.md); CudaRules.WhatWaitsWhileAThreadCopiesPageableMemory
 // checks it on a GPU.
+constexpr int kCopyWaitLimitSeconds = 30;
+
 cudaError_t memcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t s) {
   ENTER(false);
   FakeDevice& d = S().dev;
   if (!d.pageable(dst, bytes) && !d.pageable(src, bytes)) {
-    std::shared_lock<std::shared_mutex> others(S().pageableCopy);
+    // On a GPU the wait has no end when the pageable copy waits for a gate
+    // that this call must open: here an abort that says so.
+    std::shared_lock<std::shared_timed_mutex> others(S().pageableCopy, std::defer_lock);
+    if (!others.try_lock_for(std::chrono::seconds(kCopyWaitLimitSeconds))) {
+      fprintf(stderr,
+              "emulated CUDA: cudaMemcpyAsync waited %d s for another thread's copy to pageable memory, "
+              "which waits behind a stream: on a GPU a deadlock when that stream's gate needs this call\n",
+              kCopyWaitLimitSeconds);
+      abort();
+    }
     return from(d.copyAsync(dst, src, bytes, ds(s)), cudaErrorInvalidValue);
   }
-  std::unique_lock<std::shared_mutex> staging(S().pageableCopy);
+  std::unique_lock<std::shared_timed_mutex> staging(S().pageableCopy);
   if (cudaError_t e = from(d.copyAsync(dst, src, bytes, ds(s)), cudaErrorInvalidValue)) return e;
   auto copied = d.recordEvent(ds(s));
   if (!copied.ok()) return from(copied.status(), cudaErrorUnknown);

@@ -7,7 +7,8 @@
 //   answer and leaves none (as on an H200 with CUDA 13);
 // - a copy to or from pageable memory returns once done, and while it
 //   waits for its stream every other thread's copy call waits too (inferred
-//   from the hangs of the first GPU check: bench/results/gpu.md);
+//   from the GPU check's hangs: bench/results/gpu.md), and one that waits
+//   30 s aborts, saying why;
 // - one thread runs every host function of the process, taking the ready
 //   ones in a varied order; a CUDA call from a host function fails
 //   (cudaErrorNotPermitted), and a host function that runs past a limit
