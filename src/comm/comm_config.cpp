@@ -62,7 +62,11 @@ Result<CommConfig> CommConfig::fromEnv() {
 void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes) {
   constexpr int kSocketYieldRounds = 2000;
   if (ranksOnCores <= cores) return;
-  if (!spinForced) spinCount = 20;
+  // One host: a few polls catch a host-mate's answer already on its way.
+  // Across nodes an answer takes a network trip, and each poll spent
+  // waiting for it delays the ranks sharing the core (2x2 and 4x1 ranks on
+  // 2 cores: 8 B calls 5-10% faster yielding at once).
+  if (!spinForced) spinCount = nodes > 1 ? 0 : 20;
   if (nodes > 1) socketYieldRounds = kSocketYieldRounds;
 }
 

@@ -407,7 +407,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // chunk carries the call's signature, so a rank that gets another call's
   // refuses it. (A one-shot all-reduce in place also writes its sum over
   // what it sent, maybe before a socket flushed it: tagged sends are copies.)
-  const bool oneShotChannel = plan->algorithm == Algorithm::kOneShot || plan->algorithm == Algorithm::kRecursiveDoubling;
+  const bool oneShotChannel = onOneShotChannel(plan->algorithm);
   work->tag = oneShotChannel ? a.signature(work->sequence).tag() : 0;
   if (!a.internal) {
     const CallSignature call = a.signature(sequence_);

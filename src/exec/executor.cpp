@@ -17,7 +17,11 @@ namespace {
 struct Cursor {
   Work* work;
   const ChannelProgram* program;
-  size_t iterations = 0;  // chunks in the longest step
+  size_t chunk = 1;       // elements a chunk
+  size_t phaseBegin = 0;  // steps [phaseBegin, phaseEnd): the phase it is in
+  size_t phaseEnd = 0;
+  size_t phase = 0;       // its index (ChannelProgram::phaseStarts)
+  size_t iterations = 0;  // chunks in the phase's longest step
   size_t iteration = 0;
   size_t step = 0;
   SendConnection* send = nullptr;
@@ -31,13 +35,28 @@ struct Cursor {
   int waitPeer = -1;
   bool waitIsRecv = false;
 
-  bool finished() const { return iteration >= iterations; }
+  bool finished() const { return phaseBegin >= program->steps.size(); }
+  // Starts the phase whose steps begin at `begin` (or finishes, past the last).
+  void startPhase(size_t begin) {
+    const std::vector<size_t>& starts = program->phaseStarts;
+    phaseBegin = step = begin;
+    phaseEnd = phase < starts.size() ? starts[phase] : program->steps.size();
+    iteration = iterations = 0;
+    for (size_t i = phaseBegin; i < phaseEnd; ++i)
+      iterations = std::max(iterations, (program->steps[i].count + chunk - 1) / chunk);
+    if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
+  }
+  void nextPhase() {
+    const size_t end = phaseEnd;
+    ++phase;
+    startPhase(end);
+  }
+  // Past a chunk of the step (or a step with no chunk at this iteration).
   void nextStep() {
     resolved = false;
-    if (++step == program->steps.size()) {
-      step = 0;
-      ++iteration;
-    }
+    if (++step < phaseEnd) return;
+    step = phaseBegin;
+    if (++iteration == iterations) nextPhase();
   }
 };
 
@@ -516,10 +535,10 @@ bool Run::sleepOnDescriptors() {
 Status Run::go() {
   cursors_.clear();
   for (size_t i = 0; i < count_; ++i) {
-    const size_t chunk = chunkElems(works_[i]);
     for (const ChannelProgram& p : works_[i].plan->channels) {
       Cursor c{&works_[i], &p};
-      for (const Step& s : p.steps) c.iterations = std::max(c.iterations, (s.count + chunk - 1) / chunk);
+      c.chunk = chunkElems(works_[i]);
+      c.startPhase(0);
       cursors_.push_back(c);
     }
   }

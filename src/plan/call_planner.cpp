@@ -119,7 +119,8 @@ bool CallPlanner::allowedForSome(Algorithm a) const {
 }
 
 bool CallPlanner::oneShotAllowed() const {
-  return allowedForSome(Algorithm::kOneShot) || allowedForSome(Algorithm::kRecursiveDoubling);
+  return allowedForSome(Algorithm::kOneShot) || allowedForSome(Algorithm::kRecursiveDoubling) ||
+         allowedForSome(Algorithm::kTwoLevel);
 }
 
 Plan CallPlanner::initEdges() const {

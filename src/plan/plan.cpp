@@ -58,6 +58,7 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kTree: return "tree";
     case Algorithm::kOneShot: return "oneshot";
     case Algorithm::kRecursiveDoubling: return "rd";
+    case Algorithm::kTwoLevel: return "twolevel";
     case Algorithm::kOrdered: return "ordered";
   }
   return "?";

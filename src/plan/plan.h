@@ -75,6 +75,14 @@ void forEachRecvPeer(const Step& step, int self, F&& f) {
 struct ChannelProgram {
   int channel = 0;  // which set of connections; kP2PChannel for send/recv
   std::vector<Step> steps;
+  // How the executor walks it: phase by phase, each phase chunk-major (the
+  // first chunk of each of its steps, then the second of each...), so a
+  // chunk flows through a phase's steps while the next follows: chunk j of
+  // a step needs only chunk j of the steps before it in the phase. Entries:
+  // where each phase after the first begins; none: one phase (rings, trees).
+  // The two-level all-reduce's rounds are phases: each covers another range
+  // of the buffer than the one before.
+  std::vector<size_t> phaseStarts;
 };
 
 constexpr int kP2PChannel = -1;
@@ -107,10 +115,14 @@ void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
 // kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
-// kRecursiveDoubling: all-reduce of host buffers across nodes
-// (recursive_doubling_plan.cpp), on the one-shot channel.
-enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kRecursiveDoubling, kOrdered };
-constexpr int kNumAlgorithms = 4;  // those the cost model chooses among
+// kRecursiveDoubling and kTwoLevel: all-reduce of host buffers across nodes
+// (recursive_doubling_plan.cpp, two_level_plan.cpp), on the one-shot channel.
+enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kRecursiveDoubling, kTwoLevel, kOrdered };
+constexpr int kNumAlgorithms = 5;  // those the cost model chooses among
+// Whether an algorithm runs on the one-shot channel alone (host calls only).
+inline bool onOneShotChannel(Algorithm a) {
+  return a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoLevel;
+}
 // One-shot over connections sends each rank's buffer to every other: for
 // this many ranks at most (on the host block, up to kHostBlockMaxRanks).
 constexpr int kOneShotMaxRanks = 8;

@@ -5,7 +5,8 @@
 namespace tutti {
 
 bool algorithmSupports(Algorithm algorithm, Collective collective) {
-  if (algorithm == Algorithm::kRecursiveDoubling) return collective == Collective::kAllReduce;
+  if (algorithm == Algorithm::kRecursiveDoubling || algorithm == Algorithm::kTwoLevel)
+    return collective == Collective::kAllReduce;
   if (algorithm == Algorithm::kRing || algorithm == Algorithm::kOneShot)
     return collective != Collective::kSend && collective != Collective::kRecv;
   return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
@@ -20,6 +21,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     ChannelProgram& ch = plan->channels[0];
     ch.channel = kP2PChannel;
     ch.steps.clear();
+    ch.phaseStarts.clear();
     if (r.collective == Collective::kSend)
       addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
     else
@@ -41,10 +43,11 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     plan->channels.resize(used);
     return;
   }
-  if (req.algorithm == Algorithm::kRecursiveDoubling && req.nranks > 1 &&
-      algorithmSupports(Algorithm::kRecursiveDoubling, req.collective)) {  // kOneShotChannel alone
+  if ((req.algorithm == Algorithm::kRecursiveDoubling || req.algorithm == Algorithm::kTwoLevel) &&
+      req.nranks > 1 && algorithmSupports(req.algorithm, req.collective)) {  // kOneShotChannel alone
     size_t used = 0;
-    planRecursiveDoublingChannel(req, plan, &used);
+    if (req.algorithm == Algorithm::kTwoLevel) planTwoLevelChannel(req, plan, &used);
+    else planRecursiveDoublingChannel(req, plan, &used);
     plan->channels.resize(used);
     return;
   }
@@ -61,6 +64,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   for (int c = 0; c < req.nchannels; ++c) {
     plan->channels[c].channel = c;
     plan->channels[c].steps.clear();
+    plan->channels[c].phaseStarts.clear();
     planRingChannel(req, c, &plan->channels[c].steps);
   }
 }

@@ -60,6 +60,7 @@ ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   ChannelProgram& p = plan->channels[(*used)++];
   p.channel = channel;
   p.steps.clear();
+  p.phaseStarts.clear();
   return p;
 }
 

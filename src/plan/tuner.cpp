@@ -46,7 +46,9 @@ Result<uint8_t> parseAlgoList(const std::string& list) {
     else if (name == "tree") bits |= 1u << static_cast<int>(Algorithm::kTree);
     else if (name == "oneshot") bits |= 1u << static_cast<int>(Algorithm::kOneShot);
     else if (name == "rd") bits |= 1u << static_cast<int>(Algorithm::kRecursiveDoubling);
-    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has ring, tree, oneshot and rd)");
+    else if (name == "twolevel") bits |= 1u << static_cast<int>(Algorithm::kTwoLevel);
+    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name +
+                                "\" (tutti has ring, tree, oneshot, rd and twolevel)");
   }
   return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
 }
@@ -102,6 +104,7 @@ TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<
   t.nnodes = layout.nnodes();
   t.ranksPerNode = layout.maxRanksPerNode();
   t.ringCrossings = layout.crossings(ring);
+  t.twoLevelFits = tutti::twoLevelFits(layout);
   for (int which = 0; which < 2; ++which)
     t.treeDepth = std::max(t.treeDepth, tutti::treeDepth(buildNodeTree(layout.nnodes(), which)));
   // Typical costs measured on commodity hosts: shared memory inside a node,
@@ -201,6 +204,33 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     return lat + over + bwTime;
   }
 
+  // Two-level: log2(ranks per node) rounds inside nodes halving the data,
+  // the rounds of recursive doubling across nodes on one block of it (a
+  // node's ranks at once: the whole buffer over its link), and as many
+  // rounds inside doubling it back.
+  if (a == Algorithm::kTwoLevel) {
+    // The one-shot channel's connections exist up to kOneShotMaxRanks.
+    if (!multiNode || !t.twoLevelFits || n > kOneShotMaxRanks ||
+        S > kTwoLevelMaxBlocks * kOneShotSlotBytes * t.ranksPerNode)
+      return 1e30;
+    int intraRounds = 0;
+    while ((1 << intraRounds) < t.ranksPerNode) ++intraRounds;
+    int nodes2 = 1, netRounds = 0;
+    while (nodes2 * 2 <= t.nnodes) {
+      nodes2 *= 2;
+      ++netRounds;
+    }
+    if (nodes2 < t.nnodes) netRounds += 2;
+    const double block = S / t.ranksPerNode;
+    const double intraBytes = 2 * (S - block);  // halving, then doubling back
+    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
+    const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff), chunksNet = netRounds * ceilDiv(block, chunkEff);
+    const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
+    const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
+    const double netTime = std::max(block / bytesPerUs(t.net.channelGBs), S / bytesPerUs(t.net.linkGBs));
+    return lat + over + intraBytes / bytesPerUs(t.intra.channelGBs) + netRounds * netTime;
+  }
+
   // Tree: up the intra-node chain and across the node tree (and back down
   // for all-reduce); each node's links carry the whole message each way.
   // Inside one node the chain is as long as the ring: trees are for crossing
@@ -245,11 +275,12 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
 TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice) {
   TuneChoice best;
   best.predictedUs = -1;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kRecursiveDoubling}) {
+  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kRecursiveDoubling,
+                      Algorithm::kTwoLevel}) {
     if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
-    // One-shot and recursive doubling run on the one-shot channel alone, whose
-    // connections to every rank exist from init: host calls only.
-    const bool oneChannel = a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling;
+    // One-shot, recursive doubling and two-level run on the one-shot channel
+    // alone, whose connections to every rank exist from init: host calls only.
+    const bool oneChannel = onOneShotChannel(a);
     if (oneChannel && onDevice) continue;
     for (int nch = t.channelsForced && !oneChannel ? t.maxChannels : 1; nch <= (oneChannel ? 1 : t.maxChannels);
          ++nch) {

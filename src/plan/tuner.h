@@ -28,6 +28,11 @@ class AlgoFilter {
   uint8_t allowed_[kNumCollectives];  // bit per Algorithm
 };
 
+// The two-level all-reduce sends at most this many one-shot slots of data
+// per rank and round across nodes (past that a round is a train of chunk
+// hand-overs, and pipelines take over).
+constexpr double kTwoLevelMaxBlocks = 2;
+
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at
 // 64 KiB): the host block's copies.
 constexpr double kOneCoreCopyGBs = 20.0;
@@ -47,6 +52,7 @@ struct TuneContext {
   int ranksPerNode = 1;
   int ringCrossings = 0;  // node crossings of one ring
   int treeDepth = 0;      // node edges from the deepest leaf to the root
+  bool twoLevelFits = false;  // twoLevelFits(layout): every node the same power of two of ranks
   LinkCost intra{};
   LinkCost net{};
   int maxChannels = 2;

@@ -233,7 +233,7 @@ TEST(Tuner, ParsesNcclAlgoGrammar) {
   auto unknown = AlgoFilter::parse("ring,collnet");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("collnet"), std::string::npos);
-  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot,rd").ok());  // nothing left
+  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot,rd,twolevel").ok());  // nothing left
   auto rd = AlgoFilter::parse("allreduce:rd");
   ASSERT_TRUE(rd.ok()) << rd.status().message();
   EXPECT_TRUE(rd->allows(Collective::kAllReduce, Algorithm::kRecursiveDoubling));
@@ -406,6 +406,34 @@ TEST(Tuner, RecursiveDoublingOnlyForSmallAllReducesAcrossFewNodes) {
   far.net.latencyUs *= 10;
   EXPECT_GT(predictUs(far, Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes),
             predictUs(contextFor(2, 2), Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes));
+}
+
+// Two-level: when a node's link is what limits, its ranks reduce-scatter
+// inside the node first, so the link carries the buffer once a round
+// instead of once from every rank; the smallest calls keep recursive
+// doubling (two-level's rounds inside nodes are hops too). Only where every
+// node holds the same power of two of ranks, for host buffers, within the
+// one-shot channel's ranks and slots.
+TEST(Tuner, TwoLevelWhereANodesLinkLimits) {
+  const Algorithm twoLevel = Algorithm::kTwoLevel;
+  EXPECT_TRUE(algorithmSupports(twoLevel, Collective::kAllReduce));
+  EXPECT_FALSE(algorithmSupports(twoLevel, Collective::kReduce));
+  TuneContext slow = contextFor(2, 2, 4);  // 4 Gbit/s a node
+  EXPECT_TRUE(slow.twoLevelFits);
+  for (size_t bytes : {size_t(16) << 10, size_t(32) << 10, size_t(64) << 10})
+    EXPECT_EQ(tune(slow, Collective::kAllReduce, bytes).algorithm, twoLevel) << bytes;
+  EXPECT_NE(tune(slow, Collective::kAllReduce, 8).algorithm, twoLevel);
+  EXPECT_NE(tune(slow, Collective::kAllReduce, 64 << 10, true).algorithm, twoLevel);  // device buffers
+  // Half the bytes over the link where recursive doubling sends them from both ranks.
+  const double rd = predictUs(slow, Collective::kAllReduce, 32 << 10, Algorithm::kRecursiveDoubling, 1, kOneShotSlotBytes);
+  const double two = predictUs(slow, Collective::kAllReduce, 32 << 10, twoLevel, 1, kOneShotSlotBytes);
+  EXPECT_LT(two, rd * 0.75);
+  EXPECT_GE(predictUs(slow, Collective::kAllReduce, 4 << 20, twoLevel, 1, kOneShotSlotBytes), 1e29);
+  for (auto [nodes, perNode] : {std::pair{4, 1}, std::pair{3, 3}, std::pair{1, 4}, std::pair{8, 2}}) {
+    TuneContext ctx = contextFor(nodes, perNode, 4);
+    EXPECT_GE(predictUs(ctx, Collective::kAllReduce, 32 << 10, twoLevel, 1, kOneShotSlotBytes), 1e29)
+        << nodes << "x" << perNode;
+  }
 }
 
 TEST(Tuner, FilterAndForcedChannelsAreObeyed) {

@@ -285,6 +285,33 @@ TEST_P(Conformance, ChunksArriveInOrderAndIntact) {
   EXPECT_TRUE(p_.recv->checkPeer().ok());
 }
 
+// Small chunks sent faster than they are read: several wait in one socket
+// (a receiver reading ahead takes more than one at once) while the
+// receiver's slots are full.
+TEST_P(Conformance, SmallChunksQueuedBehindFullSlots) {
+  std::mt19937 rng(5);
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 400; ++i) sizes.push_back(1 + rng() % (i % 50 == 49 ? kSlot : 300));
+  std::vector<std::vector<char>> keep;
+  size_t sent = 0, received = 0;
+  int round = 0, idle = 0;
+  while (received < sizes.size()) {
+    bool moved = false;
+    while (sent < sizes.size() && trySend(sizes[sent], static_cast<uint32_t>(sent), &keep)) {
+      ++sent;
+      moved = true;
+    }
+    ASSERT_TRUE(p_.send->progress().ok());
+    if (++round % 8 == 0 && received < sent && tryReceive(sizes[received], static_cast<uint32_t>(received))) {
+      ++received;
+      moved = true;
+    }
+    idle = moved ? 0 : idle + 1;
+    ASSERT_LT(idle, 10000000) << "no progress after " << received << " chunks";
+  }
+  while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+}
+
 TEST_P(Conformance, HoldsAllSlotsWithoutAReader) {
   std::vector<std::vector<char>> keep;
   for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(kSlot, 1 + i, &keep)) << "slot " << i;

@@ -3,7 +3,9 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <chrono>
 
 namespace tutti {
@@ -13,6 +15,9 @@ constexpr size_t kHeaderBytes = sizeof(uint64_t);
 // A header with these top bits is no chunk but a notice: "I stop, rank N failed".
 constexpr uint64_t kFailureMarker = 0xfa11000000000000ull;
 constexpr uint64_t kMarkerMask = 0xffff000000000000ull;
+// What the receiver reads ahead of the piece in hand: a small chunk's header
+// and data (and those queued behind it) in one recv.
+constexpr size_t kReadAheadBytes = 4096;
 // After a recv or send found nothing to do, ask poll() before trying again:
 // tcp_poll reads the socket's state without its lock, while a failed recv
 // takes the lock the sender's packets need to get in.
@@ -275,7 +280,10 @@ SocketRecvConnection::SocketRecvConnection(HostBuffer slots, size_t slotBytes, i
 
 void SocketRecvConnection::attach(std::vector<Socket> sockets) {
   streams_ = std::vector<Stream>(sockets.size());
-  for (size_t i = 0; i < sockets.size(); ++i) streams_[i].socket = std::move(sockets[i]);
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    streams_[i].socket = std::move(sockets[i]);
+    streams_[i].ahead.reset(new char[kReadAheadBytes]);
+  }
   if (config_.threads > 0) driver_.start(config_.threads, [this](int t) { return pumpThread(t); });
 }
 
@@ -323,30 +331,66 @@ bool SocketRecvConnection::pump(int i, Status* error) {
   Stream& s = streams_[i];
   const int n = static_cast<int>(streams_.size());
   bool moved = false;
-  if (s.blocked && !ready(s.socket.fd(), POLLIN)) return false;
+  if (s.blocked && !s.hasAhead() && !ready(s.socket.fd(), POLLIN)) return false;
   s.blocked = false;
-  // Reads into `dst`; false when nothing came (and why, in *error or s.blocked).
-  auto read = [&](char* dst, size_t want) {
+  // A recv that returns less than it asked for has emptied the socket:
+  // the next one would fail, so poll before it (s.blocked) instead.
+  bool drained = false;
+  // One recv into `dst`: the bytes it got, 0 when none came (and why, in
+  // *error or s.blocked).
+  auto recvInto = [&](char* dst, size_t want) -> ssize_t {
+    if (drained) {
+      s.blocked = true;
+      return 0;
+    }
     ssize_t r = recv(s.socket.fd(), dst, want, MSG_DONTWAIT);
     if (r == 0) {
       *error = RemoteError("connection closed by " + peerName_ + " (did it exit?)");
-      return false;
+      return 0;
     }
     if (r < 0) {
       s.blocked = errno == EAGAIN || errno == EWOULDBLOCK;
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
         *error = ErrnoError("recv from " + peerName_, errno);
-      return false;
+      return 0;
     }
-    s.offset += static_cast<size_t>(r);
+    drained = static_cast<size_t>(r) < want;
     moved = true;
+    return r;
+  };
+  // Fills [dst, dst + want) from the bytes read ahead, then from the socket:
+  // a short remainder through the read-ahead buffer (taking what follows
+  // it too), a long one straight into place. False when it could not finish.
+  auto take = [&](char* dst, size_t want) {
+    while (want > 0) {
+      if (!s.hasAhead()) {
+        if (want >= kReadAheadBytes) {
+          ssize_t r = recvInto(dst, want);
+          if (r <= 0) return false;
+          s.offset += static_cast<size_t>(r);
+          dst += r;
+          want -= static_cast<size_t>(r);
+          continue;
+        }
+        ssize_t r = recvInto(s.ahead.get(), kReadAheadBytes);
+        if (r <= 0) return false;
+        s.aheadBegin = 0;
+        s.aheadEnd = static_cast<size_t>(r);
+      }
+      const size_t k = std::min(want, s.aheadEnd - s.aheadBegin);
+      std::memcpy(dst, s.ahead.get() + s.aheadBegin, k);
+      s.aheadBegin += k;
+      s.offset += k;
+      dst += k;
+      want -= k;
+      moved = true;
+    }
     return true;
   };
   uint64_t received = s.received.load(std::memory_order_relaxed);
   while (received - consumed_.load(std::memory_order_acquire) < nslots_) {
     if (s.offset < kHeaderBytes) {
-      if (!read(reinterpret_cast<char*>(&s.header) + s.offset, kHeaderBytes - s.offset)) return moved;
-      if (s.offset < kHeaderBytes) continue;
+      if (!take(reinterpret_cast<char*>(&s.header) + s.offset, kHeaderBytes - s.offset)) return moved;
       if ((s.header & kMarkerMask) == kFailureMarker) {
         reportedFailure_.store(static_cast<int>(s.header & 0xffffffffu));
         *error = RemoteError(peerName_ + " gave up because rank " +
@@ -363,11 +407,8 @@ bool SocketRecvConnection::pump(int i, Status* error) {
     const uint64_t idx = received % nslots_;
     const size_t begin = pieceStart(s.header, n, i);
     const size_t len = pieceStart(s.header, n, i + 1) - begin;
-    if (s.offset < kHeaderBytes + len) {
-      char* piece = slots_.data() + idx * slotBytes_ + begin;
-      if (!read(piece + (s.offset - kHeaderBytes), len - (s.offset - kHeaderBytes))) return moved;
-      if (s.offset < kHeaderBytes + len) continue;
-    }
+    char* piece = slots_.data() + idx * slotBytes_ + begin;
+    if (!take(piece + (s.offset - kHeaderBytes), len - (s.offset - kHeaderBytes))) return moved;
     if (i == 0) sizes_[idx] = s.header;
     s.offset = 0;
     s.received.store(++received, std::memory_order_release);

@@ -4,12 +4,15 @@
 // chunk's size (so each end computes the same cut). The receiver reads the
 // pieces straight into a free slot; a chunk is complete when every stream
 // has delivered its piece. Streams are driven without blocking by progress()
-// or, with helper threads, by the threads (TUTTI_SOCKET_NTHREADS).
+// or, with helper threads, by the threads (TUTTI_SOCKET_NTHREADS). The
+// receiver reads a few KiB ahead, so a small chunk's header and data (and
+// the chunks queued behind it) take one recv, not two each.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -126,6 +129,10 @@ class SocketRecvConnection final : public RecvConnection {
     uint64_t header = 0;
     bool blocked = false;
     Status error;  // this stream is done: closed, failed, or a failure notice came
+    // Bytes read past the piece in hand: [aheadBegin, aheadEnd) of `ahead`.
+    std::unique_ptr<char[]> ahead;
+    size_t aheadBegin = 0, aheadEnd = 0;
+    bool hasAhead() const { return aheadBegin < aheadEnd; }
   };
   uint64_t minReceived() const;
   bool pump(int i, Status* error);
