@@ -23,6 +23,7 @@ struct Cursor {
   size_t phase = 0;       // its index (ChannelProgram::phaseStarts)
   size_t iterations = 0;  // chunks in the phase's longest step
   size_t iteration = 0;
+  size_t sentAhead = 0;   // chunks of the phase's first step sent (ChannelProgram::sendsAhead)
   size_t step = 0;
   SendConnection* send = nullptr;
   RecvConnection* recv = nullptr;
@@ -41,7 +42,7 @@ struct Cursor {
     const std::vector<size_t>& starts = program->phaseStarts;
     phaseBegin = step = begin;
     phaseEnd = phase < starts.size() ? starts[phase] : program->steps.size();
-    iteration = iterations = 0;
+    iteration = iterations = sentAhead = 0;
     for (size_t i = phaseBegin; i < phaseEnd; ++i)
       iterations = std::max(iterations, (program->steps[i].count + chunk - 1) / chunk);
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
@@ -83,6 +84,9 @@ class Run {
   // kRecvAll* steps: peeks the current chunk of every other rank into
   // operands_; blocked until all are there.
   Advance gather(Cursor& c, const Step& s, size_t bytes, Status* error);
+  // ChannelProgram::sendsAhead: the phase's leading send's next chunks, while
+  // the cursor waits on a later step. Whether it sent any.
+  bool sendAhead(Cursor& c, Status* error);
   // out = ((x0 + x1) + x2) + ... over operands_, `own` in this rank's place.
   void reduceInRankOrder(const Work& w, const char* own, char* partial, char* out, size_t n, RedOp op);
   // A chunk of `got` bytes came from `peer`: an error unless it is the
@@ -363,7 +367,8 @@ Advance Run::advance(Cursor& c, Status* error) {
   while (!c.finished()) {
     const Step& s = c.program->steps[c.step];
     const size_t offset = c.iteration * chunk;
-    if (offset >= s.count) {  // this step's range is shorter than others'
+    // This step's range is shorter than others', or its chunk went ahead.
+    if (offset >= s.count || (c.step == c.phaseBegin && c.sentAhead > c.iteration)) {
       c.nextStep();
       continue;
     }
@@ -384,7 +389,9 @@ Advance Run::advance(Cursor& c, Status* error) {
       if (!recvBuf) {
         c.waitPeer = s.recvPeer;
         c.waitIsRecv = true;
-        return Advance::kBlocked;
+        const bool sent = sendAhead(c, error);
+        if (!error->ok()) return Advance::kError;
+        return sent ? Advance::kProgress : Advance::kBlocked;
       }
       *error = checkChunk(c, s.recvPeer, recvBuf, recvBytes, n * es + tagBytes);
       if (!error->ok()) return Advance::kError;
@@ -404,6 +411,7 @@ Advance Run::advance(Cursor& c, Status* error) {
       }
     }
     *error = doChunk(c, s, offset, recvBuf, sendBuf, n);
+    if (c.step == c.phaseBegin) c.sentAhead = c.iteration + 1;
     bool sendBroke = !error->ok();  // only posting the chunk can fail there
     if (!sendBroke && fromAll) {
       for (int j = 0; j < s.allRanks && error->ok(); ++j)
@@ -425,6 +433,31 @@ Advance Run::advance(Cursor& c, Status* error) {
     return Advance::kProgress;
   }
   return Advance::kProgress;
+}
+
+bool Run::sendAhead(Cursor& c, Status* error) {
+  const Step& lead = c.program->steps[c.phaseBegin];
+  if (!c.program->sendsAhead || lead.kind != StepKind::kSend || c.step == c.phaseBegin) return false;
+  Cursor ahead = c;  // the lead step's view, for doChunk
+  ahead.send = c.work->peers->sendTo(c.work->memory, c.program->channel, lead.sendPeer);
+  ahead.sendPeer = lead.sendPeer;
+  const size_t es = dtypeSize(c.work->dtype), tagBytes = c.work->tag ? kChunkTagBytes : 0;
+  bool sent = false;
+  while (ahead.send && c.sentAhead * c.chunk < lead.count) {
+    const size_t offset = c.sentAhead * c.chunk, n = std::min(c.chunk, lead.count - offset);
+    size_t capacity = 0;
+    void* buf = ahead.send->acquire(&capacity);
+    if (!buf || n * es + tagBytes > capacity) break;
+    *error = doChunk(ahead, lead, offset, nullptr, buf, n);
+    if (!error->ok()) {
+      c.waitPeer = lead.sendPeer;
+      c.waitIsRecv = false;
+      return false;
+    }
+    ++c.sentAhead;
+    sent = true;
+  }
+  return sent;
 }
 
 // A Work may start once no earlier unfinished Work shares one of its connections.

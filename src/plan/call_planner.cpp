@@ -120,7 +120,7 @@ bool CallPlanner::allowedForSome(Algorithm a) const {
 
 bool CallPlanner::oneShotAllowed() const {
   return allowedForSome(Algorithm::kOneShot) || allowedForSome(Algorithm::kRecursiveDoubling) ||
-         allowedForSome(Algorithm::kTwoLevel);
+         allowedForSome(Algorithm::kTwoLevel) || allowedForSome(Algorithm::kHalvingDoubling);
 }
 
 Plan CallPlanner::initEdges() const {

@@ -59,6 +59,7 @@ const char* algorithmName(Algorithm a) {
     case Algorithm::kOneShot: return "oneshot";
     case Algorithm::kRecursiveDoubling: return "rd";
     case Algorithm::kTwoLevel: return "twolevel";
+    case Algorithm::kHalvingDoubling: return "hd";
     case Algorithm::kOrdered: return "ordered";
   }
   return "?";

@@ -83,6 +83,11 @@ struct ChannelProgram {
   // The two-level all-reduce's rounds are phases: each covers another range
   // of the buffer than the one before.
   std::vector<size_t> phaseStarts;
+  // While a later step of a phase waits, the phase's first step, a send of
+  // data an earlier phase made, goes on with its next chunks as far as the
+  // connection's slots allow: an exchange of many chunks keeps several in
+  // flight instead of one at a time.
+  bool sendsAhead = false;
 };
 
 constexpr int kP2PChannel = -1;
@@ -115,13 +120,23 @@ void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
 // kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
-// kRecursiveDoubling and kTwoLevel: all-reduce of host buffers across nodes
-// (recursive_doubling_plan.cpp, two_level_plan.cpp), on the one-shot channel.
-enum class Algorithm : uint8_t { kRing, kTree, kOneShot, kRecursiveDoubling, kTwoLevel, kOrdered };
-constexpr int kNumAlgorithms = 5;  // those the cost model chooses among
+// kRecursiveDoubling, kTwoLevel and kHalvingDoubling: all-reduce of host
+// buffers across nodes (recursive_doubling_plan.cpp, two_level_plan.cpp), on
+// the one-shot channel.
+enum class Algorithm : uint8_t {
+  kRing,
+  kTree,
+  kOneShot,
+  kRecursiveDoubling,
+  kTwoLevel,
+  kHalvingDoubling,
+  kOrdered,
+};
+constexpr int kNumAlgorithms = 6;  // those the cost model chooses among
 // Whether an algorithm runs on the one-shot channel alone (host calls only).
 inline bool onOneShotChannel(Algorithm a) {
-  return a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoLevel;
+  return a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoLevel ||
+         a == Algorithm::kHalvingDoubling;
 }
 // One-shot over connections sends each rank's buffer to every other: for
 // this many ranks at most (on the host block, up to kHostBlockMaxRanks).

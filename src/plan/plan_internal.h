@@ -28,8 +28,8 @@ void planOrderedChannel(const PlanRequest& r, int channel, Plan* plan, size_t* u
 void planOneShotChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 // Recursive doubling all-reduce (recursive_doubling_plan.cpp): one program.
 void planRecursiveDoublingChannel(const PlanRequest& r, Plan* plan, size_t* used);
-// Two-level all-reduce (two_level_plan.cpp): one program; recursive
-// doubling's where the layout does not fit it.
+// Two-level all-reduces, kTwoLevel and kHalvingDoubling (two_level_plan.cpp):
+// one program; recursive doubling's where the layout does not fit them.
 void planTwoLevelChannel(const PlanRequest& r, Plan* plan, size_t* used);
 // The plan's next program on `channel`, its storage reused.
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used);

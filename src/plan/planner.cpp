@@ -5,7 +5,8 @@
 namespace tutti {
 
 bool algorithmSupports(Algorithm algorithm, Collective collective) {
-  if (algorithm == Algorithm::kRecursiveDoubling || algorithm == Algorithm::kTwoLevel)
+  if (algorithm == Algorithm::kRecursiveDoubling || algorithm == Algorithm::kTwoLevel ||
+      algorithm == Algorithm::kHalvingDoubling)
     return collective == Collective::kAllReduce;
   if (algorithm == Algorithm::kRing || algorithm == Algorithm::kOneShot)
     return collective != Collective::kSend && collective != Collective::kRecv;
@@ -22,6 +23,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     ch.channel = kP2PChannel;
     ch.steps.clear();
     ch.phaseStarts.clear();
+    ch.sendsAhead = false;
     if (r.collective == Collective::kSend)
       addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
     else
@@ -43,11 +45,11 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     plan->channels.resize(used);
     return;
   }
-  if ((req.algorithm == Algorithm::kRecursiveDoubling || req.algorithm == Algorithm::kTwoLevel) &&
-      req.nranks > 1 && algorithmSupports(req.algorithm, req.collective)) {  // kOneShotChannel alone
+  if (onOneShotChannel(req.algorithm) && req.algorithm != Algorithm::kOneShot && req.nranks > 1 &&
+      algorithmSupports(req.algorithm, req.collective)) {  // kOneShotChannel alone
     size_t used = 0;
-    if (req.algorithm == Algorithm::kTwoLevel) planTwoLevelChannel(req, plan, &used);
-    else planRecursiveDoublingChannel(req, plan, &used);
+    if (req.algorithm == Algorithm::kRecursiveDoubling) planRecursiveDoublingChannel(req, plan, &used);
+    else planTwoLevelChannel(req, plan, &used);
     plan->channels.resize(used);
     return;
   }
@@ -65,6 +67,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     plan->channels[c].channel = c;
     plan->channels[c].steps.clear();
     plan->channels[c].phaseStarts.clear();
+    plan->channels[c].sendsAhead = false;
     planRingChannel(req, c, &plan->channels[c].steps);
   }
 }

@@ -39,13 +39,14 @@ struct PlanRequest {
 void buildPlan(const PlanRequest& request, Plan* plan);
 
 // Whether `algorithm` implements `collective` (trees: allreduce, broadcast,
-// reduce; rings and one-shot: every collective; recursive doubling and
-// two-level: allreduce).
+// reduce; rings and one-shot: every collective; recursive doubling and the
+// two-level ones: allreduce).
 bool algorithmSupports(Algorithm algorithm, Collective collective);
 
-// Whether the two-level all-reduce fits the layout: several nodes, each of
-// the same power-of-two number of ranks (two_level_plan.cpp).
-bool twoLevelFits(const NodeLayout& layout);
+// Whether the two-level all-reduces fit the layout: several nodes, each of
+// the same power-of-two number of ranks, at least `minRanksPerNode`
+// (two_level_plan.cpp).
+bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode);
 
 // Start of block j of n over count elements: balanced, and on 64-byte
 // boundaries where the count allows (whole cache lines per rank).

@@ -61,6 +61,7 @@ ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   p.channel = channel;
   p.steps.clear();
   p.phaseStarts.clear();
+  p.sendsAhead = false;
   return p;
 }
 

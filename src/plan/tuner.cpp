@@ -47,8 +47,9 @@ Result<uint8_t> parseAlgoList(const std::string& list) {
     else if (name == "oneshot") bits |= 1u << static_cast<int>(Algorithm::kOneShot);
     else if (name == "rd") bits |= 1u << static_cast<int>(Algorithm::kRecursiveDoubling);
     else if (name == "twolevel") bits |= 1u << static_cast<int>(Algorithm::kTwoLevel);
+    else if (name == "hd") bits |= 1u << static_cast<int>(Algorithm::kHalvingDoubling);
     else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name +
-                                "\" (tutti has ring, tree, oneshot, rd and twolevel)");
+                                "\" (tutti has ring, tree, oneshot, rd, twolevel and hd)");
   }
   return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
 }
@@ -104,7 +105,7 @@ TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<
   t.nnodes = layout.nnodes();
   t.ranksPerNode = layout.maxRanksPerNode();
   t.ringCrossings = layout.crossings(ring);
-  t.twoLevelFits = tutti::twoLevelFits(layout);
+  t.nodesAlike = twoLevelFits(layout, 1);
   for (int which = 0; which < 2; ++which)
     t.treeDepth = std::max(t.treeDepth, tutti::treeDepth(buildNodeTree(layout.nnodes(), which)));
   // Typical costs measured on commodity hosts: shared memory inside a node,
@@ -204,31 +205,37 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
     return lat + over + bwTime;
   }
 
-  // Two-level: log2(ranks per node) rounds inside nodes halving the data,
-  // the rounds of recursive doubling across nodes on one block of it (a
-  // node's ranks at once: the whole buffer over its link), and as many
-  // rounds inside doubling it back.
-  if (a == Algorithm::kTwoLevel) {
+  // Two-level (two_level_plan.cpp): log2(ranks per node) rounds inside nodes
+  // halving the data, rounds across nodes on one block of it (a node's ranks
+  // at once: a node's link carries what one rank sends times its ranks), and
+  // as many rounds inside doubling it back. Across, kTwoLevel swaps the
+  // whole block each round; kHalvingDoubling halves it, then doubles back.
+  if (a == Algorithm::kTwoLevel || a == Algorithm::kHalvingDoubling) {
+    const bool halving = a == Algorithm::kHalvingDoubling;
+    const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBlocks * kOneShotSlotBytes) * t.ranksPerNode;
     // The one-shot channel's connections exist up to kOneShotMaxRanks.
-    if (!multiNode || !t.twoLevelFits || n > kOneShotMaxRanks ||
-        S > kTwoLevelMaxBlocks * kOneShotSlotBytes * t.ranksPerNode)
+    if (!multiNode || !t.nodesAlike || (!halving && t.ranksPerNode < 2) || n > kOneShotMaxRanks || S > maxBytes)
       return 1e30;
-    int intraRounds = 0;
+    int intraRounds = 0, nodes2 = 1, pairRounds = 0;
     while ((1 << intraRounds) < t.ranksPerNode) ++intraRounds;
-    int nodes2 = 1, netRounds = 0;
     while (nodes2 * 2 <= t.nnodes) {
       nodes2 *= 2;
-      ++netRounds;
+      ++pairRounds;
     }
-    if (nodes2 < t.nnodes) netRounds += 2;
     const double block = S / t.ranksPerNode;
-    const double intraBytes = 2 * (S - block);  // halving, then doubling back
+    const int foldRounds = nodes2 < t.nnodes ? 2 : 0;  // the nodes past nodes2 in and out
+    const int netRounds = foldRounds + (halving ? 2 : 1) * pairRounds;
+    // What one rank sends across in all: the folds' whole blocks, and the
+    // block once a round or 2(m-1)/m of it over the halving and doubling.
+    const double sent = foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
     const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
-    const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff), chunksNet = netRounds * ceilDiv(block, chunkEff);
+    const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
+    const double chunksNet = netRounds * ceilDiv(block / (halving ? 2 : 1), chunkEff);
     const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
     const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
-    const double netTime = std::max(block / bytesPerUs(t.net.channelGBs), S / bytesPerUs(t.net.linkGBs));
-    return lat + over + intraBytes / bytesPerUs(t.intra.channelGBs) + netRounds * netTime;
+    const double intraTime = 2 * (S - block) / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
+    const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * t.ranksPerNode / bytesPerUs(t.net.linkGBs));
+    return lat + over + intraTime + netTime;
   }
 
   // Tree: up the intra-node chain and across the node tree (and back down
@@ -276,10 +283,11 @@ TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice)
   TuneChoice best;
   best.predictedUs = -1;
   for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kRecursiveDoubling,
-                      Algorithm::kTwoLevel}) {
+                      Algorithm::kTwoLevel, Algorithm::kHalvingDoubling}) {
     if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
-    // One-shot, recursive doubling and two-level run on the one-shot channel
-    // alone, whose connections to every rank exist from init: host calls only.
+    // One-shot, recursive doubling and the two-level ones run on the one-shot
+    // channel alone, whose connections to every rank exist from init: host
+    // calls only.
     const bool oneChannel = onOneShotChannel(a);
     if (oneChannel && onDevice) continue;
     for (int nch = t.channelsForced && !oneChannel ? t.maxChannels : 1; nch <= (oneChannel ? 1 : t.maxChannels);

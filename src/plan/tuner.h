@@ -32,6 +32,9 @@ class AlgoFilter {
 // per rank and round across nodes (past that a round is a train of chunk
 // hand-overs, and pipelines take over).
 constexpr double kTwoLevelMaxBlocks = 2;
+// Recursive halving and doubling across nodes: at most this much a rank of
+// a node (past it, rings and trees pipeline over several channels).
+constexpr double kHalvingDoublingMaxBytes = 4 << 20;
 
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at
 // 64 KiB): the host block's copies.
@@ -52,7 +55,7 @@ struct TuneContext {
   int ranksPerNode = 1;
   int ringCrossings = 0;  // node crossings of one ring
   int treeDepth = 0;      // node edges from the deepest leaf to the root
-  bool twoLevelFits = false;  // twoLevelFits(layout): every node the same power of two of ranks
+  bool nodesAlike = false;  // twoLevelFits(layout, 1): every node the same power of two of ranks
   LinkCost intra{};
   LinkCost net{};
   int maxChannels = 2;

@@ -1,13 +1,21 @@
-// Two-level all-reduce, for calls across nodes too big for recursive
-// doubling to send whole and too small for a pipeline: inside each node the
+// Two-level all-reduces, for calls across nodes too big for recursive
+// doubling to send whole and too small for a pipeline. Inside each node the
 // ranks reduce-scatter by recursive halving (each ends with the node's sum
 // of one block), the ranks holding the same block on every node all-reduce
-// it by recursive doubling across nodes, and inside each node the ranks
-// all-gather the blocks back by recursive doubling. A node's link carries
-// the buffer once each way per round across, where recursive doubling
-// sends it once from every rank of the node. Needs every node to hold the
-// same power-of-two number of ranks (else it is recursive doubling).
-// Runs on the one-shot channel (connections to every rank, tagged chunks).
+// it across nodes, and inside each node the ranks all-gather the blocks
+// back by recursive doubling. Across nodes, either
+// - recursive doubling on the whole block (kTwoLevel): log2(nodes) rounds,
+//   a node's link carrying the buffer once a round, where recursive
+//   doubling sends it once from every rank of the node; or
+// - recursive halving, then doubling (kHalvingDoubling, Rabenseifner's):
+//   twice the rounds, and a node's link carries 2(m-1)/m of the buffer in
+//   all for m nodes, as a ring's would, in log2 rounds instead of m - 1.
+// Needs every node to hold the same power-of-two number of ranks (else it
+// is recursive doubling). Nodes past the largest power of two fold their
+// block into a partner node's first and take the result back last. Runs on
+// the one-shot channel (connections to every rank, tagged chunks); each
+// round that covers another range of the buffer than the one before is a
+// phase of its own (ChannelProgram::phaseStarts).
 #include "src/plan/plan_internal.h"
 
 namespace tutti {
@@ -16,85 +24,117 @@ namespace {
 
 bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// Steps of one rank's program, with what they need to know of each other.
+class TwoLevelSteps {
+ public:
+  TwoLevelSteps(ChannelProgram* program, size_t elemSize) : program_(program), elemSize_(elemSize) {}
+
+  // Starts a phase (none before the first step).
+  void phase() {
+    if (!program_->steps.empty()) program_->phaseStarts.push_back(program_->steps.size());
+  }
+  // Piece j of `whole` cut into n (and the k pieces from j on).
+  Slice piece(const Slice& whole, int n, int j, int k = 1) const {
+    const size_t b = blockStart(whole.count, n, j, elemSize_), e = blockStart(whole.count, n, j + k, elemSize_);
+    return Slice{whole.begin + b, e - b};
+  }
+  // Swaps with `partner` over a group of n ranks numbered by `at`: gives the
+  // half it does not keep, adds the partner's part of the half it keeps.
+  // Returns the kept range.
+  Slice halve(const Slice& whole, int n, int at, int k, int partner, bool final) {
+    const int base = at & ~(2 * k - 1);
+    const bool lower = (at & k) == 0;
+    const Slice give = piece(whole, n, lower ? base + k : base, k), keep = piece(whole, n, lower ? base : base + k, k);
+    phase();
+    send(partner, give);
+    add(partner, keep, final);
+    return keep;
+  }
+  // Swaps held pieces [at & ~(k-1), +k) with `partner`, who holds the next k.
+  void doubleUp(const Slice& whole, int n, int at, int k, int partner) {
+    const int base = at & ~(k - 1);
+    phase();
+    send(partner, piece(whole, n, base, k));
+    receive(partner, piece(whole, n, base ^ k, k));
+  }
+  void send(int peer, const Slice& s) {
+    addStep(&program_->steps, StepKind::kSend, -1, peer, s.begin, 0, s.count, false, fromOutput_);
+  }
+  void add(int peer, const Slice& s, bool final) {
+    addStep(&program_->steps, StepKind::kRecvReduceCopy, peer, -1, s.begin, s.begin, s.count, final, fromOutput_);
+    fromOutput_ = true;  // the partial sum is in the output from here on
+  }
+  void receive(int peer, const Slice& s) {
+    addStep(&program_->steps, StepKind::kRecv, peer, -1, 0, s.begin, s.count, true);
+  }
+
+ private:
+  ChannelProgram* program_;
+  size_t elemSize_;
+  bool fromOutput_ = false;
+};
+
 }  // namespace
 
-bool twoLevelFits(const NodeLayout& layout) {
+bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode) {
   const int perNode = static_cast<int>(layout.ranksOf(0).size());
-  if (layout.nnodes() < 2 || perNode < 2 || !isPowerOfTwo(perNode)) return false;
+  if (layout.nnodes() < 2 || perNode < minRanksPerNode || !isPowerOfTwo(perNode)) return false;
   for (int m = 1; m < layout.nnodes(); ++m)
     if (static_cast<int>(layout.ranksOf(m).size()) != perNode) return false;
   return true;
 }
 
 void planTwoLevelChannel(const PlanRequest& r, Plan* plan, size_t* used) {
-  if (!r.layout || !twoLevelFits(*r.layout)) return planRecursiveDoublingChannel(r, plan, used);
+  const bool halveAcross = r.algorithm == Algorithm::kHalvingDoubling;
+  if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2)) return planRecursiveDoublingChannel(r, plan, used);
   const NodeLayout& layout = *r.layout;
   const int perNode = static_cast<int>(layout.ranksOf(0).size()), nodes = layout.nnodes();
   const int node = layout.nodeOf(r.rank), local = layout.localIndex(r.rank);
   ChannelProgram& program = newProgram(plan, kOneShotChannel, used);
-  std::vector<Step>& steps = program.steps;
-  // Each round a phase of its own: its range is not the one before's.
-  auto round = [&] {
-    if (!steps.empty()) program.phaseStarts.push_back(steps.size());
-  };
-  // Blocks [first, first + k) of the buffer cut into one per local rank.
-  auto range = [&](int first, int k) {
-    const size_t b = blockStart(r.count, perNode, first, r.elemSize);
-    return Slice{b, blockStart(r.count, perNode, first + k, r.elemSize) - b};
-  };
+  program.sendsAhead = true;  // each swap's send leads its phase
+  TwoLevelSteps steps(&program, r.elemSize);
   auto localRank = [&](int l) { return layout.ranksOf(node)[l]; };
-
-  // Reduce-scatter inside the node: halve the blocks held each round.
-  bool fromOutput = false;
-  for (int k = perNode / 2; k >= 1; k /= 2) {
-    const int base = local & ~(2 * k - 1);
-    const bool lower = (local & k) == 0;
-    const Slice give = range(lower ? base + k : base, k), keep = range(lower ? base : base + k, k);
-    const int partner = localRank(local ^ k);
-    round();
-    addStep(&steps, StepKind::kSend, -1, partner, give.begin, 0, give.count, false, fromOutput);
-    addStep(&steps, StepKind::kRecvReduceCopy, partner, -1, keep.begin, keep.begin, keep.count, false, fromOutput);
-    fromOutput = true;
-  }
-
-  // Across nodes, the block of this rank's place: recursive doubling among
-  // the ranks of that place, nodes past the largest power of two folded in
-  // first and served last.
-  const Slice mine = range(local, 1);
   auto onNode = [&](int m) { return layout.ranksOf(m)[local]; };
+  const Slice all{0, r.count};
+
+  // Reduce-scatter inside the node: this rank ends with block `local`.
+  for (int k = perNode / 2; k >= 1; k /= 2) steps.halve(all, perNode, local, k, localRank(local ^ k), false);
+  const Slice mine = steps.piece(all, perNode, local);
+
+  // Across nodes, on that block, among the ranks of this place.
   int nodes2 = 1;
   while (nodes2 * 2 <= nodes) nodes2 *= 2;
-  if (node >= nodes2) {
-    round();
-    addStep(&steps, StepKind::kSend, -1, onNode(node - nodes2), mine.begin, 0, mine.count, false, true);
-    round();  // the result comes back only once every chunk went in
-    addStep(&steps, StepKind::kRecv, onNode(node - nodes2), -1, 0, mine.begin, mine.count, true);
-  } else {
-    round();
-    if (node + nodes2 < nodes)
-      addStep(&steps, StepKind::kRecvReduceCopy, onNode(node + nodes2), -1, mine.begin, mine.begin, mine.count,
-              false, true);
+  const bool extra = node >= nodes2, hasExtra = node + nodes2 < nodes;
+  if (extra) {  // in, then the result back, walked as the partner walks them
+    steps.phase();
+    steps.send(onNode(node - nodes2), mine);
+    if (halveAcross) steps.phase();  // back only once every chunk went in
+    steps.receive(onNode(node - nodes2), mine);
+  } else if (!halveAcross) {
+    // One phase: every round covers the block, so its chunks flow through
+    // the rounds one after another (as in recursive_doubling_plan.cpp).
+    steps.phase();
+    if (hasExtra) steps.add(onNode(node + nodes2), mine, false);
     for (int k = 1; k < nodes2; k *= 2) {
-      const int partner = onNode(node ^ k);
-      round();
-      addStep(&steps, StepKind::kSend, -1, partner, mine.begin, 0, mine.count, false, true);
-      addStep(&steps, StepKind::kRecvReduceCopy, partner, -1, mine.begin, mine.begin, mine.count, k * 2 == nodes2,
-              true);
+      steps.send(onNode(node ^ k), mine);
+      steps.add(onNode(node ^ k), mine, k * 2 == nodes2);
     }
-    round();
-    if (node + nodes2 < nodes)
-      addStep(&steps, StepKind::kSend, -1, onNode(node + nodes2), mine.begin, 0, mine.count, false, true);
+    if (hasExtra) steps.send(onNode(node + nodes2), mine);
+  } else {
+    if (hasExtra) {
+      steps.phase();
+      steps.add(onNode(node + nodes2), mine, false);
+    }
+    for (int k = nodes2 / 2; k >= 1; k /= 2) steps.halve(mine, nodes2, node, k, onNode(node ^ k), k == 1);
+    for (int k = 1; k < nodes2; k *= 2) steps.doubleUp(mine, nodes2, node, k, onNode(node ^ k));
+    if (hasExtra) {
+      steps.phase();
+      steps.send(onNode(node + nodes2), mine);
+    }
   }
 
   // All-gather inside the node: double the blocks held each round.
-  for (int k = 1; k < perNode; k *= 2) {
-    const int base = local & ~(k - 1);
-    const Slice have = range(base, k), take = range(base ^ k, k);
-    const int partner = localRank(local ^ k);
-    round();
-    addStep(&steps, StepKind::kSend, -1, partner, have.begin, 0, have.count, false, true);
-    addStep(&steps, StepKind::kRecv, partner, -1, 0, take.begin, take.count, true);
-  }
+  for (int k = 1; k < perNode; k *= 2) steps.doubleUp(all, perNode, local, k, localRank(local ^ k));
 }
 
 }  // namespace tutti

@@ -110,7 +110,8 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
                          ::testing::Values(Layout{3, 2, ""}, Layout{4, 1, ""}, Layout{3, 2, "tree"},
                                            Layout{4, 1, "tree"}, Layout{3, 2, "ring"},
                                            Layout{3, 2, "allreduce:rd"}, Layout{4, 1, "allreduce:rd"},
-                                           Layout{2, 2, "allreduce:twolevel"}, Layout{3, 2, "allreduce:twolevel"}),
+                                           Layout{2, 2, "allreduce:twolevel"}, Layout{3, 2, "allreduce:twolevel"},
+                                           Layout{4, 1, "allreduce:hd"}, Layout{3, 2, "allreduce:hd"}),
                          [](const auto& info) {
                            std::string algo = info.param.algo;
                            for (char& ch : algo)

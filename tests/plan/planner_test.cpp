@@ -242,6 +242,7 @@ TEST_P(PlanSim, DoubleBinaryTrees) { checkAll(GetParam(), Algorithm::kTree, Ring
 TEST_P(PlanSim, OneShot) { checkAll(GetParam(), Algorithm::kOneShot, RingOrder::kTopo); }
 TEST_P(PlanSim, RecursiveDoubling) { checkAll(GetParam(), Algorithm::kRecursiveDoubling, RingOrder::kTopo); }
 TEST_P(PlanSim, TwoLevel) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo); }
+TEST_P(PlanSim, HalvingDoubling) { checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
                          ::testing::Values(Shape{1, 1, false, 5, 1}, Shape{2, 1, false, 0, 1},
@@ -252,18 +253,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
                                            Shape{6, 2, true, 65, 2}, Shape{3, 1, false, 20000, 4}),
                          [](const auto& info) { return describe(info.param); });
 
-// The two-level all-reduce where it applies (nodes of the same power of two
-// of ranks), with blocks that are empty, uneven or a cache line's, and node
-// counts that are not powers of two.
+// The two-level all-reduces where they apply (nodes of the same power of
+// two of ranks; halving and doubling with one rank a node too), with blocks
+// that are empty, uneven or a cache line's, and node counts that are not
+// powers of two.
 class TwoLevelSim : public ::testing::TestWithParam<Shape> {};
-TEST_P(TwoLevelSim, AllReduce) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo); }
+TEST_P(TwoLevelSim, TwoLevel) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo); }
+TEST_P(TwoLevelSim, HalvingDoubling) { checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo); }
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLevelSim,
                          ::testing::Values(Shape{2, 2, false, 0, 1}, Shape{2, 2, false, 1, 1},
                                            Shape{2, 2, false, 3, 1}, Shape{2, 2, false, 16, 1},
                                            Shape{2, 2, false, 1001, 1}, Shape{3, 2, false, 77, 1},
                                            Shape{2, 4, false, 1000, 1}, Shape{5, 2, false, 257, 1},
                                            Shape{3, 4, true, 129, 1}, Shape{2, 8, false, 4099, 1},
-                                           Shape{4, 2, true, 40, 1}),
+                                           Shape{4, 2, true, 40, 1}, Shape{4, 1, false, 1000, 1},
+                                           Shape{5, 1, false, 3, 1}, Shape{8, 1, false, 4097, 1},
+                                           Shape{6, 1, true, 100, 1}, Shape{2, 1, false, 64, 1}),
                          [](const auto& info) { return describe(info.param); });
 
 TEST(RingPlan, StepsPairUp) {

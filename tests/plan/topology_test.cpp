@@ -233,7 +233,7 @@ TEST(Tuner, ParsesNcclAlgoGrammar) {
   auto unknown = AlgoFilter::parse("ring,collnet");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("collnet"), std::string::npos);
-  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot,rd,twolevel").ok());  // nothing left
+  EXPECT_FALSE(AlgoFilter::parse("^ring,tree,oneshot,rd,twolevel,hd").ok());  // nothing left
   auto rd = AlgoFilter::parse("allreduce:rd");
   ASSERT_TRUE(rd.ok()) << rd.status().message();
   EXPECT_TRUE(rd->allows(Collective::kAllReduce, Algorithm::kRecursiveDoubling));
@@ -419,7 +419,7 @@ TEST(Tuner, TwoLevelWhereANodesLinkLimits) {
   EXPECT_TRUE(algorithmSupports(twoLevel, Collective::kAllReduce));
   EXPECT_FALSE(algorithmSupports(twoLevel, Collective::kReduce));
   TuneContext slow = contextFor(2, 2, 4);  // 4 Gbit/s a node
-  EXPECT_TRUE(slow.twoLevelFits);
+  EXPECT_TRUE(slow.nodesAlike);
   for (size_t bytes : {size_t(16) << 10, size_t(32) << 10, size_t(64) << 10})
     EXPECT_EQ(tune(slow, Collective::kAllReduce, bytes).algorithm, twoLevel) << bytes;
   EXPECT_NE(tune(slow, Collective::kAllReduce, 8).algorithm, twoLevel);
@@ -434,6 +434,21 @@ TEST(Tuner, TwoLevelWhereANodesLinkLimits) {
     EXPECT_GE(predictUs(ctx, Collective::kAllReduce, 32 << 10, twoLevel, 1, kOneShotSlotBytes), 1e29)
         << nodes << "x" << perNode;
   }
+}
+
+// Halving and doubling: across 4 nodes a node's link carries 1.5 times the
+// buffer in 4 rounds, where recursive doubling carries it twice and a ring
+// takes 6 hops; with one rank a node too.
+TEST(Tuner, HalvingDoublingForMiddleSizesAcrossNodes) {
+  const Algorithm hd = Algorithm::kHalvingDoubling;
+  TuneContext four = contextFor(4, 1, 4);
+  EXPECT_TRUE(four.nodesAlike);
+  EXPECT_EQ(tune(four, Collective::kAllReduce, 256 << 10).algorithm, hd);
+  EXPECT_NE(tune(four, Collective::kAllReduce, 8).algorithm, hd);  // 4 rounds where 2 do
+  EXPECT_LT(predictUs(four, Collective::kAllReduce, 1 << 20, hd, 1, kOneShotSlotBytes),
+            predictUs(four, Collective::kAllReduce, 1 << 20, Algorithm::kTree, 1, 128 << 10));
+  EXPECT_GE(predictUs(four, Collective::kAllReduce, 64 << 20, hd, 1, kOneShotSlotBytes), 1e29);  // rings pipeline
+  EXPECT_GE(predictUs(contextFor(3, 3), Collective::kAllReduce, 1 << 20, hd, 1, kOneShotSlotBytes), 1e29);
 }
 
 TEST(Tuner, FilterAndForcedChannelsAreObeyed) {
