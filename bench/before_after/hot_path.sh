@@ -11,12 +11,8 @@ rounds=${1:-5}
 before=${2:-a14d5c2}
 after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-work=$(mktemp -d /tmp/tutti-hot.XXXXXX)
-trap 'for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-
 source "$repo/bench/before_after/worktree_build.sh"
-build_at before "$before"
-build_at after "$after"
+build_before_after "$before" "$after"
 "$repo/bench/peers/build_mpi_small.sh" "$work/mpi_small"
 
 ompi=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca oob_tcp_if_include lo --mca btl self,vader)

@@ -11,12 +11,8 @@ rounds=${1:-3}
 before=${2:?BEFORE commit}
 after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-work=$(mktemp -d /tmp/tutti-onehost.XXXXXX)
-trap 'for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-
 source "$repo/bench/before_after/worktree_build.sh"
-build_at before "$before"
-build_at after "$after"
+build_before_after "$before" "$after"
 
 run() {  # run NAME NP SHM_DISABLE CSV
   TUTTI_SOCKET_IFNAME=lo TUTTI_SHM_DISABLE=$3 "$work/$1/build/bench/tutti-perf" -np "$2" -b 8 -e 16M -f 8 \

@@ -10,3 +10,12 @@ build_at() {
     -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF "$@" >"$work/$name.log" 2>&1
   ninja -C "$work/$name/build" tutti-perf >>"$work/$name.log" 2>&1 || { tail -20 "$work/$name.log"; exit 1; }
 }
+
+# build_before_after BEFORE AFTER: a scratch $work, removed on exit with its
+# worktrees, and tutti-perf built at both commits ($work/before, $work/after).
+build_before_after() {
+  work=$(mktemp -d /tmp/tutti-before-after.XXXXXX)
+  trap 'for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+  build_at before "$1"
+  build_at after "$2"
+}

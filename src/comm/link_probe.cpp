@@ -39,9 +39,9 @@ Status passOn(Communicator& comm, int next, int prev, std::vector<char>& out, st
 }
 
 // Microseconds `call` takes: the mean of `calls` runs without the slowest
-// fifth, after `warm` unmeasured ones (connections, pages). Ranks sharing
-// cores make single runs wander by several times; a collective pays their
-// wake-ups, not the best case.
+// third (one at least), after `warm` unmeasured ones (connections, pages).
+// Ranks sharing cores make single runs wander by several times; a
+// collective pays their wake-ups, not the best case.
 Result<double> timeCalls(int warm, int calls, const std::function<Status()>& call) {
   for (int i = 0; i < warm; ++i) TUTTI_RETURN_IF_ERROR(call());
   std::vector<double> took(calls);
@@ -51,7 +51,7 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
     t = static_cast<double>(nowNs() - t0) / 1e3;
   }
   std::sort(took.begin(), took.end());
-  const int kept = std::max(1, calls - calls / 5);
+  const int kept = calls < 2 ? calls : calls - std::max(1, calls / 3);
   double sum = 0;
   for (int i = 0; i < kept; ++i) sum += took[i];
   return sum / kept;
@@ -194,7 +194,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     for (int p = 0; p < kPoints; ++p) {
       // Enough calls that one slow draw (a rank off its core) does not set
       // the level: 3 of 64 KiB once measured a tree at 8x its usual time.
-      const int calls = trial.bytes[p] < (64 << 10) ? 20 : trial.bytes[p] <= (1 << 20) ? 8 : 3;
+      const int calls = trial.bytes[p] < (64 << 10) ? 20 : trial.bytes[p] <= (1 << 20) ? 8 : 4;
       TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(trial.bytes[p]), calls));
     }
   }

@@ -33,8 +33,10 @@ class AlgoFilter {
 // hand-overs, and pipelines take over).
 constexpr double kTwoLevelMaxBlocks = 2;
 // Recursive halving and doubling across nodes: at most this much a rank of
-// a node (past it, rings and trees pipeline over several channels).
-constexpr double kHalvingDoublingMaxBytes = 4 << 20;
+// a node. Where a node's link limits it wins at any size (2 x 2 ranks on
+// 4 Gbit/s links: 16 MiB in 35 ms where rings took 53), so the model
+// decides up to the sizes the calibration's shape still covers.
+constexpr double kHalvingDoublingMaxBytes = 64 << 20;
 
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at
 // 64 KiB): the host block's copies.

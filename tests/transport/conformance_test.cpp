@@ -254,6 +254,31 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     }
   }
 
+  // Sends chunks of `sizes` (each round one, or as many as slots allow:
+  // `burst`) and receives one every `receiveEvery` rounds, until all arrived.
+  void sendAndReceive(const std::vector<size_t>& sizes, bool burst, int receiveEvery) {
+    std::vector<std::vector<char>> keep;
+    size_t sent = 0, received = 0;
+    int round = 0, idle = 0;
+    while (received < sizes.size()) {
+      bool moved = false;
+      while (sent < sizes.size() && trySend(sizes[sent], static_cast<uint32_t>(sent), &keep)) {
+        ++sent;
+        moved = true;
+        if (!burst) break;
+      }
+      ASSERT_TRUE(p_.send->progress().ok());
+      if (++round % receiveEvery == 0 && received < sent &&
+          tryReceive(sizes[received], static_cast<uint32_t>(received))) {
+        ++received;
+        moved = true;
+      }
+      idle = moved ? 0 : idle + 1;
+      ASSERT_LT(idle, 10000000) << "no progress after " << received << " chunks";
+    }
+    while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+  }
+
   RankInfo info_[2];
   Pair p_;
   bool device_ = false;
@@ -263,24 +288,7 @@ TEST_P(Conformance, ChunksArriveInOrderAndIntact) {
   std::mt19937 rng(11);
   std::vector<size_t> sizes = {1, 7, kSlot, kSlot - 1, 4096, 3};
   for (int i = 0; i < 300; ++i) sizes.push_back(1 + rng() % kSlot);
-  std::vector<std::vector<char>> keep;
-  size_t sent = 0, received = 0;
-  int idle = 0;
-  while (received < sizes.size()) {
-    bool moved = false;
-    if (sent < sizes.size() && trySend(sizes[sent], static_cast<uint32_t>(sent), &keep)) {
-      ++sent;
-      moved = true;
-    }
-    ASSERT_TRUE(p_.send->progress().ok());
-    if (received < sent && tryReceive(sizes[received], static_cast<uint32_t>(received))) {
-      ++received;
-      moved = true;
-    }
-    idle = moved ? 0 : idle + 1;
-    ASSERT_LT(idle, 10000000) << "no progress after " << received << " chunks";
-  }
-  while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+  ASSERT_NO_FATAL_FAILURE(sendAndReceive(sizes, false, 1));
   EXPECT_TRUE(p_.send->checkPeer().ok());
   EXPECT_TRUE(p_.recv->checkPeer().ok());
 }
@@ -292,24 +300,7 @@ TEST_P(Conformance, SmallChunksQueuedBehindFullSlots) {
   std::mt19937 rng(5);
   std::vector<size_t> sizes;
   for (int i = 0; i < 400; ++i) sizes.push_back(1 + rng() % (i % 50 == 49 ? kSlot : 300));
-  std::vector<std::vector<char>> keep;
-  size_t sent = 0, received = 0;
-  int round = 0, idle = 0;
-  while (received < sizes.size()) {
-    bool moved = false;
-    while (sent < sizes.size() && trySend(sizes[sent], static_cast<uint32_t>(sent), &keep)) {
-      ++sent;
-      moved = true;
-    }
-    ASSERT_TRUE(p_.send->progress().ok());
-    if (++round % 8 == 0 && received < sent && tryReceive(sizes[received], static_cast<uint32_t>(received))) {
-      ++received;
-      moved = true;
-    }
-    idle = moved ? 0 : idle + 1;
-    ASSERT_LT(idle, 10000000) << "no progress after " << received << " chunks";
-  }
-  while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
+  ASSERT_NO_FATAL_FAILURE(sendAndReceive(sizes, true, 8));
 }
 
 TEST_P(Conformance, HoldsAllSlotsWithoutAReader) {
