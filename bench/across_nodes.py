@@ -151,9 +151,13 @@ def main():
     env = subprocess.run(["sh", "-c", "date -u +%FT%TZ; nproc"], capture_output=True, text=True).stdout.split()
     rates = sorted(os.listdir(raw), key=lambda r: (r != "none", r))
     rates = [r for r in rates if os.path.isdir(os.path.join(raw, r)) and r not in ("bin",) and not r.startswith("store")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    commit = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty=+changes"],
+                            capture_output=True, text=True).stdout.strip() or "?"
+    passes = len(glob.glob(os.path.join(raw, "*", "*", "pass*"))) // max(1, len(glob.glob(os.path.join(raw, "*", "*", "pass1"))))
     lines = ["# All-reduce across nodes: tutti, Open MPI and Gloo in one run", "",
-             "Made by `bench/across_nodes.sh%s` ending %s on this machine (%s cores, a shared VM)."
-             % (" " + args if args else "", env[0], env[1]),
+             "Made by `bench/across_nodes.sh%s` (tutti at %s, %d passes) ending %s on this machine (%s cores, a shared VM)."
+             % (" " + args if args else "", commit, passes, env[0], env[1]),
              "Nodes are network namespaces joined by veth through a bridge; ranks are placed in blocks.",
              "tutti: tutti-perf (`-b 8 -e 64M -f 2 -n 20 -w 5`, out-of-place rows, its own choices, only",
              "`TUTTI_SOCKET_IFNAME=data0` set); Open MPI 4.1 (`btl self,vader,tcp`, `--oversubscribe",

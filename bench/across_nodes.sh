@@ -5,7 +5,7 @@
 # in blocks (ranks 0..k-1 on node 0, as torchrun and mpirun place them).
 #
 #   bench/across_nodes.sh                    (root; writes bench/results/across_nodes*)
-#   LAYOUTS="2x2 4x1 3x2" RATES="none 4gbit" PASSES=2 OUT=bench/results bench/across_nodes.sh
+#   LAYOUTS="2x2 4x1 3x2" RATES="none 4gbit" PASSES=3 OUT=bench/results bench/across_nodes.sh
 #
 # Each layout is NODESxRANKS_PER_NODE; a rate shapes every node's link both
 # ways with tbf ("none": veth as it is). In each pass the three libraries run
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 LAYOUTS=${LAYOUTS:-"2x2 4x1 3x2"}
 RATES=${RATES:-"none 4gbit"}
-PASSES=${PASSES:-2}
+PASSES=${PASSES:-3}
 OUT=${OUT:-bench/results}
 PEERS=${PEERS:-$root/../shared/peers}
 prefix=tutti-x

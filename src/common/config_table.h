@@ -20,7 +20,7 @@
   X(SHM_DISABLE, "0", "1: never use shared memory between ranks of a host (use sockets)")      \
   X(HOSTID, "", "override the host identity used to group ranks by node")                      \
   X(NCHANNELS, "0", "channels to split each collective over (0: chosen by the cost model)")    \
-  X(ALGO, "", "algorithms allowed: ring, tree, oneshot, rd (recursive doubling: all-reduce across nodes); ^ excludes; per collective as allreduce:tree;broadcast:ring") \
+  X(ALGO, "", "algorithms allowed: ring, tree, oneshot, rd, twolevel, hd (the last three: all-reduce across nodes); ^ excludes; per collective as allreduce:tree;broadcast:ring") \
   X(DETERMINISTIC, "0", "1: all-reduce, reduce and reduce-scatter combine every element in rank order, ((x0 + x1) + x2) + ..., bit for bit alike whatever the algorithm, channels, chunks or transport") \
   X(MATCH_CHECK_MS, "1000", "a call blocked this long asks the other ranks what they called under its number, and fails naming both calls if they differ (0: only at TUTTI_TIMEOUT)") \
   X(MEASURE_LINKS, "1", "1: a communicator of several nodes measures its links at init (latency and rate, inside and between nodes, every rank busy) and its cost model uses the figures; 0: typical values") \
