@@ -142,7 +142,8 @@ def model(log, unlogged, lines):
             size_label(size), algo, nch, chunk, fmt_us(predicted), fmt_us(m), predicted / m,
             fmt_us(u) if u else "-", "%.2f" % (predicted / u) if u else "-"))
     lines.append("\n- Predictions within 30%% of the measured time: %d of %d sizes against the logged run's calls, "
-                 "%d of %d against the passes above." % (within, rows, within_unlogged, rows))
+                 "%d of %d against the passes above (whose communicators measured their links for themselves, "
+                 "and may have chosen otherwise at a size)." % (within, rows, within_unlogged, rows))
 
 
 def main():
