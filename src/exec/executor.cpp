@@ -436,8 +436,9 @@ Advance Run::advance(Cursor& c, Status* error) {
 }
 
 bool Run::sendAhead(Cursor& c, Status* error) {
+  if (!c.program->sendsAhead || c.step == c.phaseBegin) return false;
   const Step& lead = c.program->steps[c.phaseBegin];
-  if (!c.program->sendsAhead || lead.kind != StepKind::kSend || c.step == c.phaseBegin) return false;
+  if (lead.kind != StepKind::kSend || c.sentAhead * c.chunk >= lead.count) return false;  // nothing left to lead
   Cursor ahead = c;  // the lead step's view, for doChunk
   ahead.send = c.work->peers->sendTo(c.work->memory, c.program->channel, lead.sendPeer);
   ahead.sendPeer = lead.sendPeer;

@@ -119,8 +119,9 @@ bool CallPlanner::allowedForSome(Algorithm a) const {
 }
 
 bool CallPlanner::oneShotAllowed() const {
-  return allowedForSome(Algorithm::kOneShot) || allowedForSome(Algorithm::kRecursiveDoubling) ||
-         allowedForSome(Algorithm::kTwoLevel) || allowedForSome(Algorithm::kHalvingDoubling);
+  for (int a = 0; a < kNumAlgorithms; ++a)
+    if (onOneShotChannel(static_cast<Algorithm>(a)) && allowedForSome(static_cast<Algorithm>(a))) return true;
+  return false;
 }
 
 Plan CallPlanner::initEdges() const {

@@ -282,8 +282,8 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
 TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice) {
   TuneChoice best;
   best.predictedUs = -1;
-  for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kOneShot, Algorithm::kRecursiveDoubling,
-                      Algorithm::kTwoLevel, Algorithm::kHalvingDoubling}) {
+  for (int ai = 0; ai < kNumAlgorithms; ++ai) {
+    const Algorithm a = static_cast<Algorithm>(ai);
     if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
     // One-shot, recursive doubling and the two-level ones run on the one-shot
     // channel alone, whose connections to every rank exist from init: host

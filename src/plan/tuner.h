@@ -34,7 +34,7 @@ class AlgoFilter {
 constexpr double kTwoLevelMaxBlocks = 2;
 // Recursive halving and doubling across nodes: at most this much a rank of
 // a node. Where a node's link limits it wins at any size (2 x 2 ranks on
-// 4 Gbit/s links: 16 MiB in 35 ms where rings took 53), so the model
+// 4 Gbit/s links: 16 MiB in 41 ms where rings took 53), so the model
 // decides up to the sizes the calibration's shape still covers.
 constexpr double kHalvingDoublingMaxBytes = 64 << 20;
 
