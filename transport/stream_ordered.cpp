@@ -2,9 +2,9 @@
 
 namespace tutti {
 
-Result<std::unique_ptr<DeviceSlots>> DeviceSlots::map(DeviceRuntime& runtime, DeviceStream stream,
+Result<std::unique_ptr<DeviceSlots>> DeviceSlots::map(DeviceRuntime& runtime, OpQueue& queue,
                                                       const SlotRegion& region, int nslots) {
-  std::unique_ptr<DeviceSlots> s(new DeviceSlots(runtime, stream));
+  std::unique_ptr<DeviceSlots> s(new DeviceSlots(runtime, queue));
   s->hostBase_ = s->deviceBase_ = static_cast<char*>(region.base);
   s->writtenByNic_ = region.writtenByNic;
   if (!region.onDevice && region.bytes > 0) {
@@ -13,26 +13,14 @@ Result<std::unique_ptr<DeviceSlots>> DeviceSlots::map(DeviceRuntime& runtime, De
     s->deviceBase_ = static_cast<char*>(*mapped);
     s->registered_ = true;
   }
-  for (int i = 0; i < nslots; ++i) {
-    TUTTI_ASSIGN_OR_RETURN(DeviceEvent e, runtime.createEvent());
-    s->events_.push_back(e);
-  }
+  s->marks_.assign(static_cast<size_t>(nslots), 0);
   return s;
 }
 
-// The owner synchronizes the stream before connections go, so every
-// recorded event has been reached and no kernel still uses the slots.
+// The owner synchronizes the stream before connections go, so no op still
+// uses the slots.
 DeviceSlots::~DeviceSlots() {
-  for (DeviceEvent e : events_) runtime_.destroyEvent(e);
   if (registered_) runtime_.unregisterHost(hostBase_);
-}
-
-bool DeviceSlots::done(uint64_t index) {
-  if (!broken_.ok()) return false;
-  auto d = runtime_.eventDone(events_[index % events_.size()]);
-  if (d.ok()) return *d;
-  broken_ = d.status().withContext("a device slot's event");
-  return false;
 }
 
 Status DeviceSlots::arrived(uint64_t index) {
@@ -60,7 +48,7 @@ void* StreamOrderedSend::acquire(size_t* capacity, uint32_t ahead) {
 
 Status StreamOrderedSend::post(size_t bytes) {
   sizes_[posted_ % sizes_.size()] = bytes;
-  TUTTI_RETURN_IF_ERROR(slots_->record(posted_));
+  slots_->record(posted_);
   ++posted_;
   return publish();
 }
@@ -96,7 +84,7 @@ const void* StreamOrderedRecv::peek(size_t* bytes, uint32_t ahead) {
 }
 
 Status StreamOrderedRecv::release() {
-  TUTTI_RETURN_IF_ERROR(slots_->record(consumed_));
+  slots_->record(consumed_);
   ++consumed_;
   return publish();
 }

@@ -1,9 +1,9 @@
-// Device calls over any connection: the device's kernels and copies write
-// outgoing chunks into the connection's slots and read incoming ones where
-// they lie, queued on tutti's stream, while the host thread runs ahead. So a
-// slot is posted (or released) only once the event recorded after its
-// kernel says the device is done with it; until then later chunks take the
-// slots after it (acquire and peek `ahead`). Slots in host memory (shm,
+// Device calls over any connection: the device's ops (src/device/op_queue.h)
+// write outgoing chunks into the connection's slots and read incoming ones
+// where they lie, in the order they were queued, while the host thread runs
+// ahead. So a slot is posted (or released) only once the device finished
+// the ops queued before its mark; until then later chunks take the slots
+// after it (acquire and peek `ahead`). Slots in host memory (shm,
 // socket, UCX, verbs) are page-locked and mapped into the device's address
 // space for the connection's lifetime; slots in device memory (P2P,
 // GPUDirect) are used as they are, those a NIC writes flushed before a kernel
@@ -14,14 +14,15 @@
 #include <vector>
 
 #include "src/device/device_runtime.h"
+#include "src/device/op_queue.h"
 #include "transport/transport.h"
 
 namespace tutti {
 
-// The device's view of a connection's slots and one event per slot.
+// The device's view of a connection's slots, and a mark in the op queue per slot.
 class DeviceSlots {
  public:
-  static Result<std::unique_ptr<DeviceSlots>> map(DeviceRuntime& runtime, DeviceStream stream,
+  static Result<std::unique_ptr<DeviceSlots>> map(DeviceRuntime& runtime, OpQueue& queue,
                                                   const SlotRegion& region, int nslots);
   ~DeviceSlots();
   DeviceSlots(const DeviceSlots&) = delete;
@@ -31,26 +32,26 @@ class DeviceSlots {
   void* onDevice(const void* hostSlot) const {
     return hostSlot ? deviceBase_ + (static_cast<const char*>(hostSlot) - hostBase_) : nullptr;
   }
-  Status record(uint64_t index) { return runtime_.recordInto(events_[index % events_.size()], stream_); }
-  // Whether the device is past the event of slot `index`; a failed query is
-  // kept and returned by broken().
-  bool done(uint64_t index);
+  // Slot `index` is free once the ops queued so far are done.
+  void record(uint64_t index) { marks_[index % marks_.size()] = queue_.posted(); }
+  bool done(uint64_t index) const { return queue_.done() >= marks_[index % marks_.size()]; }
+  // A failed flush, kept.
   const Status& broken() const { return broken_; }
-  size_t nslots() const { return events_.size(); }
+  size_t nslots() const { return marks_.size(); }
   // Chunk `index` was received: where a NIC wrote it into device memory,
   // flush its writes to the GPU before a kernel reads it (once a chunk).
   Status arrived(uint64_t index);
 
  private:
-  DeviceSlots(DeviceRuntime& runtime, DeviceStream stream) : runtime_(runtime), stream_(stream) {}
+  DeviceSlots(DeviceRuntime& runtime, OpQueue& queue) : runtime_(runtime), queue_(queue) {}
   DeviceRuntime& runtime_;
-  DeviceStream stream_;
+  OpQueue& queue_;
   char* hostBase_ = nullptr;
   char* deviceBase_ = nullptr;
   bool registered_ = false;
   bool writtenByNic_ = false;
   uint64_t flushed_ = 0;  // chunks whose NIC writes were flushed
-  std::vector<DeviceEvent> events_;
+  std::vector<uint64_t> marks_;
   Status broken_;
 };
 

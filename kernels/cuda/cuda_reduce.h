@@ -18,6 +18,12 @@ int launchDivide(void* dst, const void* src, size_t count, DataType dtype, int d
                  void* stream);
 // A vectorised copy kernel (16-byte loads when the pointers allow).
 int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
+// The op queue's worker (kernels/op_queue.h) on `stream`: `queue` is the
+// device's address of the mapped queue, `arrivals` a zeroed counter in
+// device memory kept for the device's workers, `blocks` from workerBlocks().
+int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream);
+// The grid of the current device's workers.
+int workerBlocks();
 // Loads every kernel above on the current device now. CUDA loads a kernel
 // at its first launch (lazy loading, the default since CUDA 12), and the
 // load waits for the device's streams to go idle: a first launch while a

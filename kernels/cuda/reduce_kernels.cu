@@ -8,10 +8,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/cuda/cuda_reduce.h"
+#include "kernels/op_queue.h"
 
 namespace tutti {
 namespace cuda {
@@ -90,15 +92,32 @@ struct alignas(kVecBytes) Vec {
   T v[kN];
 };
 
-// dst[i] = f(a[i], b[i]) for i < n. Elements [head, head + nvec * kN) go
-// 16 bytes at a time; the rest one by one.
+// Where 16-byte loads can start: elements [head, head + nvec * kN) go 16
+// bytes at a time when the three pointers share their alignment; the rest
+// one by one.
+template <typename T>
+__host__ __device__ void splitForVectors(const void* dst, const void* a, const void* b, size_t n, size_t* head,
+                                         size_t* nvec) {
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
+  const uintptr_t pa = reinterpret_cast<uintptr_t>(a);
+  const uintptr_t pb = reinterpret_cast<uintptr_t>(b);
+  *head = n;
+  *nvec = 0;
+  const size_t misalign = d % kVecBytes;
+  if (pa % kVecBytes == misalign && pb % kVecBytes == misalign && misalign % sizeof(T) == 0) {
+    *head = ((kVecBytes - misalign) % kVecBytes) / sizeof(T);
+    if (*head > n) *head = n;
+    *nvec = (n - *head) / Vec<T>::kN;
+  }
+}
+
+// dst[i] = f(a[i], b[i]) for i < n, this thread's share (tid, tid + stride,
+// ...) of the split above.
 template <typename T, typename F>
-__global__ void elementwiseKernel(T* dst, const T* a, const T* b, size_t n, size_t head,
-                                  size_t nvec, F f) {
+__device__ void elementwiseShare(T* dst, const T* a, const T* b, size_t n, size_t head, size_t nvec, F f,
+                                 size_t tid, size_t stride) {
   using Ar = Arith<T>;
   constexpr int kN = Vec<T>::kN;
-  const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
-  const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   auto* vd = reinterpret_cast<Vec<T>*>(dst + head);
   const auto* va = reinterpret_cast<const Vec<T>*>(a + head);
   const auto* vb = reinterpret_cast<const Vec<T>*>(b + head);
@@ -118,6 +137,13 @@ __global__ void elementwiseKernel(T* dst, const T* a, const T* b, size_t n, size
   }
 }
 
+template <typename T, typename F>
+__global__ void elementwiseKernel(T* dst, const T* a, const T* b, size_t n, size_t head,
+                                  size_t nvec, F f) {
+  elementwiseShare(dst, a, b, n, head, nvec, f, static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                   static_cast<size_t>(blockDim.x) * gridDim.x);
+}
+
 unsigned blocksFor(size_t work) {
   size_t blocks = (work + kThreads - 1) / kThreads;
   if (blocks < 1) blocks = 1;
@@ -127,16 +153,8 @@ unsigned blocksFor(size_t work) {
 template <typename T, typename F>
 int launchElementwise(void* dst, const void* a, const void* b, size_t n, F f, void* stream) {
   if (n == 0) return cudaSuccess;
-  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
-  const uintptr_t pa = reinterpret_cast<uintptr_t>(a);
-  const uintptr_t pb = reinterpret_cast<uintptr_t>(b);
-  size_t head = n, nvec = 0;
-  const size_t misalign = d % kVecBytes;
-  if (pa % kVecBytes == misalign && pb % kVecBytes == misalign && misalign % sizeof(T) == 0) {
-    head = ((kVecBytes - misalign) % kVecBytes) / sizeof(T);
-    if (head > n) head = n;
-    nvec = (n - head) / Vec<T>::kN;
-  }
+  size_t head, nvec;
+  splitForVectors<T>(dst, a, b, n, &head, &nvec);
   const size_t work = nvec + head + (n - head - nvec * Vec<T>::kN);
   elementwiseKernel<T><<<blocksFor(work), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n, head, nvec, f);
@@ -196,6 +214,133 @@ int launchCopy(void* dst, const void* src, size_t bytes, void* stream) {
   return launchElementwise<uint8_t>(dst, src, src, bytes, Take{}, stream);
 }
 
+// The worker (kernels/op_queue.h): ops handed over by the background thread
+// while a collective runs, each over the whole grid.
+namespace {
+
+__device__ uint64_t loadAcquireSystem(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ void storeReleaseSystem(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ unsigned long long loadAcquireGpu(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Every block of the grid arrives before any leaves. The counter only
+// grows: each launch of the same grid size arrives a multiple of gridDim
+// times, so a ticket says which round it belongs to.
+__device__ void gridBarrier(unsigned long long* arrivals) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    const unsigned long long ticket = atomicAdd(arrivals, 1ull);
+    const unsigned long long target = (ticket / gridDim.x + 1) * gridDim.x;
+    while (loadAcquireGpu(arrivals) < target) __nanosleep(32);
+  }
+  __syncthreads();
+}
+
+template <typename T, typename F>
+__device__ void share(const QueuedOp& q, const void* b, F f, size_t tid, size_t stride) {
+  size_t head, nvec;
+  splitForVectors<T>(q.dst, q.a, b, q.count, &head, &nvec);
+  elementwiseShare<T>(static_cast<T*>(q.dst), static_cast<const T*>(q.a), static_cast<const T*>(b), q.count,
+                      head, nvec, f, tid, stride);
+}
+
+template <typename T>
+__device__ void runTyped(const QueuedOp& q, size_t tid, size_t stride) {
+  if (static_cast<QueuedOpKind>(q.kind) == QueuedOpKind::kDivide) {
+    share<T>(q, q.a, DivideBy<T>{q.divisor}, tid, stride);
+    return;
+  }
+  switch (static_cast<RedOp>(q.op)) {
+#define TUTTI_CUDA_WORKER_OP(name, value, text) \
+  case RedOp::k##name: share<T>(q, q.b, Combine<T, RedOp::k##name>{q.divisor}, tid, stride); return;
+    TUTTI_REDOP_LIST(TUTTI_CUDA_WORKER_OP)
+#undef TUTTI_CUDA_WORKER_OP
+  }
+}
+
+__device__ void runOp(const QueuedOp& q, size_t tid, size_t stride) {
+  if (static_cast<QueuedOpKind>(q.kind) == QueuedOpKind::kCopy) {
+    const bool words = q.count % 4 == 0 && reinterpret_cast<uintptr_t>(q.dst) % 4 == 0 &&
+                       reinterpret_cast<uintptr_t>(q.a) % 4 == 0;
+    QueuedOp c = q;
+    if (words) {
+      c.count = q.count / 4;
+      share<uint32_t>(c, q.a, TakeWord{}, tid, stride);
+    } else {
+      share<uint8_t>(c, q.a, Take{}, tid, stride);
+    }
+    return;
+  }
+  switch (static_cast<DataType>(q.dtype)) {
+#define TUTTI_CUDA_WORKER_TYPE(name, value, type, bytes, text) \
+  case DataType::k##name: runTyped<type>(q, tid, stride); return;
+    TUTTI_DTYPE_LIST(TUTTI_CUDA_WORKER_TYPE)
+#undef TUTTI_CUDA_WORKER_TYPE
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsigned long long* arrivals) {
+  __shared__ QueuedOp op;
+  __shared__ uint64_t next;
+  // Every block reads where to start before any block may write `done`.
+  if (threadIdx.x == 0) next = loadAcquireSystem(&queue->done);
+  gridBarrier(arrivals);
+  const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
+  for (;;) {
+    if (threadIdx.x == 0) {
+      while (loadAcquireSystem(&queue->posted) <= next) __nanosleep(128);
+      const volatile QueuedOp& posted = queue->ops[next % kOpQueueSlots];
+      op.dst = posted.dst;
+      op.a = posted.a;
+      op.b = posted.b;
+      op.count = posted.count;
+      op.kind = posted.kind;
+      op.dtype = posted.dtype;
+      op.op = posted.op;
+      op.divisor = posted.divisor;
+    }
+    __syncthreads();
+    const bool stop = static_cast<QueuedOpKind>(op.kind) == QueuedOpKind::kStop;
+    if (!stop) runOp(op, tid, stride);
+    // The op's writes reach peers and the host before `done` says so.
+    __threadfence_system();
+    gridBarrier(arrivals);
+    if (threadIdx.x == 0) ++next;
+    if (blockIdx.x == 0 && threadIdx.x == 0) storeReleaseSystem(&queue->done, next);
+    if (stop) return;
+  }
+}
+
+}  // namespace
+
+int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream) {
+  opWorker<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<OpQueueShared*>(queue), static_cast<unsigned long long*>(arrivals));
+  return cudaGetLastError();
+}
+
+int workerBlocks() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 1;
+  // An eighth of the SMs: the workers of several ranks sharing the GPU
+  // (threads of one process) must all be resident at once, since each
+  // spins until its peers' chunks arrive.
+  return std::max(1, std::min(32, sms / 8));
+}
+
 namespace {
 
 template <typename T, typename F>
@@ -217,7 +362,9 @@ int loadFor() {
 }  // namespace
 
 int loadKernels() {
-  int e = loadElementwise<uint8_t, Take>();
+  cudaFuncAttributes attributes;
+  int e = cudaFuncGetAttributes(&attributes, opWorker);
+  if (e == cudaSuccess) e = loadElementwise<uint8_t, Take>();
   if (e == cudaSuccess) e = loadElementwise<uint32_t, TakeWord>();
 #define TUTTI_CUDA_LOAD_TYPE(name, value, type, bytes, text) \
   if (e == cudaSuccess) e = loadFor<type>();

@@ -104,7 +104,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // tutti's making now (hundreds of MiB of the device's memory each).
   const bool deviceNow = device_ >= 0 && deviceRuntime().contextActive(device_);
   if (deviceNow) {
-    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_));
+    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag()));
   } else if (device_ >= 0) {
     TUTTI_INFO(kSubsysInit, "rank %d: device %d has no context yet: tutti makes none until a call gets device buffers",
                rank, device_);
@@ -118,7 +118,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   cs.abort = &health_.abortFlag();
   cs.nics = static_cast<int>(ifaces.size());
   cs.device = device_;
-  cs.stream = deviceCalls_ ? deviceCalls_->stream() : nullptr;
+  cs.deviceQueue = deviceCalls_ ? &deviceCalls_->queue() : nullptr;
   TUTTI_RETURN_IF_ERROR(connections_.init(std::move(transports), cs, *bootstrap_));
   const bool hostBlock = planner_.tuning().hostBlock;
   if (hostBlock && rank_ == 0) TUTTI_RETURN_IF_ERROR(makeHostBlock(false));
@@ -306,10 +306,10 @@ Status Communicator::measureLinkCosts() {
 
 Status Communicator::makeDeviceSide() {
   if (deviceCalls_ || device_ < 0) return Status::Ok();
-  auto made = DeviceCalls::create(deviceRuntime(), device_);
+  auto made = DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag());
   if (!made.ok()) return made.status().withContext("rank " + std::to_string(rank_) + " making its device side");
   deviceCalls_ = std::move(made.value());
-  connections_.setDeviceStream(deviceCalls_->stream());
+  connections_.setDeviceQueue(&deviceCalls_->queue());
   TUTTI_INFO(kSubsysInit, "rank %d: device side made at the first device call, on device %d", rank_, device_);
   return Status::Ok();
 }
@@ -468,9 +468,9 @@ Status Communicator::runOnDevice(const std::vector<CollectiveArgs>& calls) {
   // Connections and scratch were reserved at enqueue, on the caller's thread.
   for (size_t i = 0; i < calls.size(); ++i) TUTTI_RETURN_IF_ERROR(prepare(calls[i], &devicePlans_[i], &deviceWorks_[i]));
   Status st = execute(deviceWorks_.data(), deviceWorks_.size(), deviceCalls_->reducer(), execOptions());
-  // Every kernel reading or writing the caller's buffers ends before the
+  // Every op reading or writing the caller's buffers ends before the
   // caller's stream may go on; then the slots' last releases go out.
-  Status done = deviceCalls_->finish();
+  Status done = deviceCalls_->drain();
   connections_.table().forEach(Memory::kDevice, [](auto& c) { (void)c.progress(); });
   return st.ok() ? done : st;
 }

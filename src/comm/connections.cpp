@@ -81,7 +81,7 @@ bool Connections::request(const Plan& plan, Memory m, Connector* connector) {
   DeviceRuntime* runtime = m == Memory::kDevice ? &deviceRuntime() : nullptr;
   auto endpoint = [&](int channel, int peer, int sender) {
     return Connector::Endpoint{transportFor(m, peer), bootstrap_, specFor(m, channel, peer, sender), runtime,
-                               settings_.stream, &table_.tally()};
+                               settings_.deviceQueue, &table_.tally()};
   };
   bool any = false;
   for (const ChannelProgram& p : plan.channels)

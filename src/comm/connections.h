@@ -28,7 +28,7 @@ struct ConnectionSettings {
   const std::atomic<bool>* abort = nullptr;
   int nics = 1;                  // channel c listens on interface c % nics
   int device = -1;               // this rank's device; -1: host calls only
-  DeviceStream stream = nullptr;  // where device calls' kernels run
+  OpQueue* deviceQueue = nullptr;  // where device calls' kernels run
 };
 
 class Connections {
@@ -50,7 +50,7 @@ class Connections {
   ConnectionTable& table() { return table_; }
   const ConnectionTable& table() const { return table_; }
   // The device side's stream, once made (see Communicator::makeDeviceSide).
-  void setDeviceStream(DeviceStream s) { settings_.stream = s; }
+  void setDeviceQueue(OpQueue* q) { settings_.deviceQueue = q; }
   // Closes every connection (device ones once the stream is past them).
   void clear() { table_.reset(0); }
 

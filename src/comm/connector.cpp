@@ -27,7 +27,7 @@ Status orderOnStream(const Connector::Endpoint& e, std::unique_ptr<End>* slot) {
   if (e.spec.memory != Memory::kDevice) return Status::Ok();
   DeviceScope scope(*e.runtime, e.spec.device);
   TUTTI_RETURN_IF_ERROR(scope.status());
-  TUTTI_ASSIGN_OR_RETURN(auto mapped, DeviceSlots::map(*e.runtime, e.stream, (*slot)->slots(), e.spec.nslots));
+  TUTTI_ASSIGN_OR_RETURN(auto mapped, DeviceSlots::map(*e.runtime, *e.deviceQueue, (*slot)->slots(), e.spec.nslots));
   *slot = std::make_unique<Wrapper>(std::move(*slot), std::move(mapped));
   return Status::Ok();
 }

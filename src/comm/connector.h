@@ -12,6 +12,7 @@
 #include "src/bootstrap/exchange.h"
 #include "src/comm/connection_table.h"
 #include "src/device/device_runtime.h"
+#include "src/device/op_queue.h"
 #include "transport/transport.h"
 
 namespace tutti {
@@ -22,8 +23,8 @@ class Connector {
     Transport* transport = nullptr;
     Exchange* exchange = nullptr;
     ConnectionSpec spec;
-    DeviceRuntime* runtime = nullptr;  // device calls: the device and tutti's stream on it
-    DeviceStream stream = nullptr;
+    DeviceRuntime* runtime = nullptr;  // device calls: the device and its op queue
+    OpQueue* deviceQueue = nullptr;
     MemoryTally* tally = nullptr;  // counts the slots of what is made
   };
   // The spec's connection id must be unique among the receiver's

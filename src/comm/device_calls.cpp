@@ -31,19 +31,27 @@ Result<uint32_t*> gateWord(DeviceRuntime& runtime) {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceCalls>> DeviceCalls::create(DeviceRuntime& runtime, int device) {
+Result<std::unique_ptr<DeviceCalls>> DeviceCalls::create(DeviceRuntime& runtime, int device,
+                                                         const std::atomic<bool>* abort) {
   DeviceScope scope(runtime, device);
   TUTTI_RETURN_IF_ERROR(scope.status());
   TUTTI_RETURN_IF_ERROR(runtime.loadKernels());
   TUTTI_ASSIGN_OR_RETURN(uint32_t* word, gateWord(runtime));
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, runtime.createStream());
-  return std::unique_ptr<DeviceCalls>(new DeviceCalls(runtime, device, stream, word));
+  auto queue = OpQueue::create(runtime, stream, abort);
+  if (!queue.ok()) {
+    runtime.destroyStream(stream);
+    return queue.status();
+  }
+  return std::unique_ptr<DeviceCalls>(new DeviceCalls(runtime, device, stream, std::move(*queue), word));
 }
 
 DeviceCalls::~DeviceCalls() {
   (void)runtime_.synchronize(stream_);
+  queue_.reset();
   if (scratch_) runtime_.freeDevice(scratch_);
   for (void* p : retired_) runtime_.freeDevice(p);
+  for (DeviceEvent e : spareEvents_) runtime_.destroyEvent(e);
   runtime_.destroyStream(stream_);
 }
 
@@ -59,10 +67,35 @@ Result<void*> DeviceCalls::scratch(size_t bytes) {
   return scratch_;
 }
 
-Status DeviceCalls::finish() {
-  Status launch = reducer_.takeError();
-  Status done = runtime_.synchronize(stream_);
-  return launch.ok() ? done : launch;
+Result<DeviceEvent> DeviceCalls::recordInputsReady(DeviceStream s) {
+  DeviceEvent e = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(eventsMutex_);
+    if (!spareEvents_.empty()) {
+      e = spareEvents_.back();
+      spareEvents_.pop_back();
+    }
+  }
+  if (!e) {
+    TUTTI_ASSIGN_OR_RETURN(e, runtime_.createEvent());
+  }
+  Status st = runtime_.recordInto(e, s);
+  if (!st.ok()) {
+    giveBack(e);
+    return st;
+  }
+  return e;
+}
+
+void DeviceCalls::giveBack(DeviceEvent e) {
+  std::lock_guard<std::mutex> lock(eventsMutex_);
+  spareEvents_.push_back(e);
+}
+
+Status DeviceCalls::drain() {
+  Status posting = reducer_.takeError();
+  Status done = queue_->drain();
+  return posting.ok() ? done : posting;
 }
 
 }  // namespace tutti

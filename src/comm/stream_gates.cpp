@@ -8,11 +8,12 @@ namespace tutti {
 
 namespace {
 
-// One batch's events and ticket, made on the caller's thread.
+// One batch's events, worker and ticket, made on the caller's thread.
 struct Prepared {
   Communicator* comm;
   std::vector<CollectiveArgs> calls;
   std::vector<DeviceEvent> ready;
+  bool worker = false;  // launched: it must get its stop
   uint32_t ticket = 0;
   Status failed;  // set when the batch could not be queued: it only opens its gates
 };
@@ -27,21 +28,24 @@ std::vector<DeviceStream> streamsOf(const std::vector<CollectiveArgs>& calls) {
   return streams;
 }
 
-// The background task: inputs ready, the calls on the device, gates open.
+// The background task: the calls' ops to the worker, which starts once the
+// inputs are ready; its stop; gates open. No CUDA call: a thread of the
+// caller's may be in a copy that waits for these gates, and CUDA holds up
+// launches and event calls of every other thread meanwhile (kernels/op_queue.h).
 // Every batch that took a ticket runs this, failed or not, so the gates of
 // the communicator's later batches open too.
 void runBatch(Prepared& p, const ReportFailure& report) {
-  DeviceRuntime& rt = deviceRuntime();
   Communicator& c = *p.comm;
   setLogRank(c.rank());
   Status st = !p.failed.ok()         ? p.failed
               : c.abortFlag().load() ? InvalidUsage("the communicator was aborted")
-                                     : rt.setDevice(c.device());
-  for (DeviceEvent e : p.ready) {
-    if (st.ok()) st = rt.waitEvent(e);
-    rt.destroyEvent(e);
-  }
+                                     : Status::Ok();
   if (st.ok()) st = c.runOnDevice(p.calls);  // reserved at enqueue
+  if (p.worker) {
+    Status stopped = c.deviceCalls()->queue().stop();
+    if (st.ok()) st = stopped;
+  }
+  for (DeviceEvent e : p.ready) c.deviceCalls()->giveBack(e);
   if (!st.ok() && p.failed.ok()) {
     report(c, st);
     c.setAsyncError(st.code());
@@ -83,7 +87,7 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
   std::vector<std::shared_ptr<Prepared>> prepared;
   auto undo = [&](const Status& st) {
     for (auto& p : prepared)
-      for (DeviceEvent e : p->ready) rt.destroyEvent(e);
+      for (DeviceEvent e : p->ready) p->comm->deviceCalls()->giveBack(e);
     return st;
   };
   for (StreamBatch& b : batches) {
@@ -96,7 +100,7 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
     DeviceScope scope(rt, p->comm->device());
     if (!scope.status().ok()) return undo(scope.status());
     for (DeviceStream s : streamsOf(p->calls)) {
-      auto e = rt.recordEvent(s);
+      auto e = p->comm->deviceCalls()->recordInputsReady(s);
       if (!e.ok()) return undo(e.status().withContext("recording the inputs' event on the stream"));
       p->ready.push_back(*e);
     }
@@ -109,6 +113,13 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
     p->ticket = dc.takeTicket();
     for (DeviceStream s : streamsOf(p->calls))
       if (queued.ok()) queued = dc.gate(s, p->ticket).withContext("queueing the completion gate on the stream");
+  }
+  // The workers, launched here since the background thread may not launch.
+  for (auto& p : prepared) {
+    if (!queued.ok()) break;
+    DeviceScope scope(rt, p->comm->device());
+    queued = scope.status().ok() ? p->comm->deviceCalls()->queue().launchWorker(p->ready) : scope.status();
+    p->worker = queued.ok();
   }
   for (size_t i = 0; i < prepared.size(); ++i) {
     auto p = prepared[i];

@@ -127,6 +127,7 @@ const CudaApi& realCudaApi() {
     a.eventRecord = cudaEventRecord;
     a.eventQuery = cudaEventQuery;
     a.eventSynchronize = cudaEventSynchronize;
+    a.streamWaitEvent = cudaStreamWaitEvent;
     a.eventDestroy = cudaEventDestroy;
     a.hostAlloc = cudaHostAlloc;
     a.freeHost = cudaFreeHost;
@@ -151,6 +152,8 @@ const CudaApi& realCudaApi() {
     a.launchDivide = cuda::launchDivide;
     a.launchCopy = cuda::launchCopy;
     a.loadKernels = cuda::loadKernels;
+    a.launchWorker = cuda::launchWorker;
+    a.workerBlocks = cuda::workerBlocks;
     return a;
   }();
   return api;

@@ -43,6 +43,7 @@ struct CudaApi {
   cudaError_t (*eventRecord)(cudaEvent_t, cudaStream_t);
   cudaError_t (*eventQuery)(cudaEvent_t);
   cudaError_t (*eventSynchronize)(cudaEvent_t);
+  cudaError_t (*streamWaitEvent)(cudaStream_t, cudaEvent_t, unsigned int);
   cudaError_t (*eventDestroy)(cudaEvent_t);
 
   cudaError_t (*hostAlloc)(void**, size_t, unsigned int);
@@ -76,6 +77,9 @@ struct CudaApi {
   int (*launchDivide)(void* dst, const void* src, size_t count, DataType dtype, int divisor, void* stream);
   int (*launchCopy)(void* dst, const void* src, size_t bytes, void* stream);
   int (*loadKernels)();
+  // The op queue's worker (kernels/cuda/cuda_reduce.h).
+  int (*launchWorker)(void* queue, void* arrivals, unsigned blocks, void* stream);
+  int (*workerBlocks)();
 };
 
 // CUDA's own functions (the runtime linked statically; driver calls through

@@ -214,6 +214,14 @@ class CudaRuntime final : public DeviceRuntime {
                                                         cudaFlushGPUDirectRDMAWritesToOwner));
     return Status::Ok();
   }
+  Status streamWaitEvent(DeviceStream s, DeviceEvent e) override {
+    TUTTI_CUDA_CHECK(cu_.streamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
+    return Status::Ok();
+  }
+  Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override {
+    return launched(cu_.launchWorker(queue, arrivals, blocks, s), "the worker kernel's launch");
+  }
+  unsigned workerBlocks() override { return static_cast<unsigned>(cu_.workerBlocks()); }
   Status loadKernels() override {
     return launched(cu_.loadKernels(), "loading tutti's kernels");
   }

@@ -42,6 +42,9 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }
   Result<void*> allocDevice(size_t) override { return refuse(); }
   Status loadKernels() override { return refuse(); }
+  Status streamWaitEvent(DeviceStream, DeviceEvent) override { return refuse(); }
+  Status launchWorker(void*, void*, unsigned, DeviceStream) override { return refuse(); }
+  unsigned workerBlocks() override { return 1; }
   Status flushRemoteWrites() override { return refuse(); }
   void freeDevice(void*) override {}
   Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {

@@ -99,7 +99,7 @@ class DeviceRuntime {
   // waits for the collective (bench/results/gpu.md).
   virtual Status copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
 
-  // Events kept and recorded again (the P2P transport's per-slot events).
+  // Events kept and recorded again (inputs-ready events of device calls).
   virtual Result<DeviceEvent> createEvent() = 0;
   virtual Status recordInto(DeviceEvent e, DeviceStream s) = 0;
   // True once the stream has passed the event's last record; never blocks.
@@ -117,6 +117,14 @@ class DeviceRuntime {
   // hold a stream: a kernel's first launch loads it (CUDA's lazy loading),
   // and loading waits for the device's streams to go idle.
   virtual Status loadKernels() = 0;
+  // Stream `s` waits, on the device, for event `e`'s last record.
+  virtual Status streamWaitEvent(DeviceStream s, DeviceEvent e) = 0;
+  // The op queue's worker kernel on `s` (kernels/op_queue.h): `queue` is
+  // the device's address of the mapped queue, `arrivals` a zeroed counter
+  // in device memory that every worker of the queue uses, with the same
+  // `blocks` (workerBlocks()).
+  virtual Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) = 0;
+  virtual unsigned workerBlocks() = 0;
   // The reduction kernels (kernels/reducer.h's contract) on a stream.
   virtual Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
                              RedOp op, int divisor, DeviceStream s) = 0;

@@ -168,6 +168,7 @@ void unmapAllocation(char* address, char* bytes, size_t size, int fd) {
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
+  stopWorkers_ = true;
   defaultStreams_.clear();
   for (auto& a : allocations_) unmapAllocation(a->address, a->bytes, a->size, a->fd);
 }
@@ -693,6 +694,78 @@ Status EmulatedDevice::divideAsync(void* dst, const void* src, size_t count, Dat
   const void* x = backing(src);
   DivideFn fn = bestReduceTable().divide[static_cast<int>(dtype)];
   enqueue(streamOf(s), [=] { fn(d, x, count, divisor); });
+  return Status::Ok();
+}
+
+Status EmulatedDevice::streamWaitEvent(DeviceStream s, DeviceEvent ev) {
+  TUTTI_RETURN_IF_ERROR(sticky());
+  auto* e = static_cast<Event*>(ev);
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    target = e->recorded;
+  }
+  enqueue(streamOf(s), [e, target] {
+    std::unique_lock<std::mutex> lock(e->mutex);
+    e->done.wait(lock, [e, target] { return e->reached >= target; });
+  });
+  return Status::Ok();
+}
+
+Status EmulatedDevice::launchWorker(void* queue, void* arrivals, unsigned, DeviceStream s) {
+  TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
+  TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "a kernel launched"));
+  TUTTI_RETURN_IF_ERROR(sticky());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (placeOf(queue, sizeof(OpQueueShared)) != Place::kMappedHost || placeOf(arrivals, sizeof(uint64_t)) != Place::kOwn)
+      return Status(Code::kCudaError, "emulated device: a worker kernel given a queue not mapped into the device "
+                                      "or a counter not in its memory");
+  }
+  auto* q = static_cast<OpQueueShared*>(backing(queue));
+  const int device = tCurrentDevice;
+  enqueue(streamOf(s), [this, q, device] { runWorker(*q, device); });
+  return Status::Ok();
+}
+
+// As the kernel: from where the last worker stopped, each op once posted,
+// `done` after it; an op a GPU would fault on is refused (and the device
+// keeps the error, as a context does).
+void EmulatedDevice::runWorker(OpQueueShared& q, int device) {
+  tCurrentDevice = device;
+  uint64_t next = __atomic_load_n(&q.done, __ATOMIC_ACQUIRE);
+  for (;;) {
+    while (__atomic_load_n(&q.posted, __ATOMIC_ACQUIRE) <= next) {
+      if (stopWorkers_) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(5));
+    }
+    const QueuedOp op = q.ops[next % kOpQueueSlots];
+    const bool stop = static_cast<QueuedOpKind>(op.kind) == QueuedOpKind::kStop;
+    if (!stop && !runQueued(op).ok() && __atomic_load_n(&q.failed, __ATOMIC_ACQUIRE) == 0)
+      __atomic_store_n(&q.failed, next + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&q.done, ++next, __ATOMIC_RELEASE);
+    if (stop) return;
+  }
+}
+
+Status EmulatedDevice::runQueued(const QueuedOp& op) {
+  const auto kind = static_cast<QueuedOpKind>(op.kind);
+  if (kind == QueuedOpKind::kCopy) {
+    TUTTI_RETURN_IF_ERROR(touch({{op.dst, op.count}, {op.a, op.count}}, true, "copy kernel"));
+    if (op.count > 0 && op.dst != op.a) std::memmove(backing(op.dst), backing(op.a), op.count);
+    return Status::Ok();
+  }
+  const auto dtype = static_cast<DataType>(op.dtype);
+  const size_t bytes = op.count * dtypeSize(dtype);
+  if (kind == QueuedOpKind::kDivide) {
+    TUTTI_RETURN_IF_ERROR(checkAligned({op.dst, op.a}, dtypeSize(dtype), "divide"));
+    TUTTI_RETURN_IF_ERROR(touch({{op.dst, bytes}, {op.a, bytes}}, true, "divide"));
+    bestReduceTable().divide[op.dtype](backing(op.dst), backing(op.a), op.count, op.divisor);
+    return Status::Ok();
+  }
+  TUTTI_RETURN_IF_ERROR(checkAligned({op.dst, op.a, op.b}, dtypeSize(dtype), "reduce"));
+  TUTTI_RETURN_IF_ERROR(touch({{op.dst, bytes}, {op.a, bytes}, {op.b, bytes}}, true, "reduce"));
+  bestReduceTable().reduce[op.dtype][op.op](backing(op.dst), backing(op.a), backing(op.b), op.count, op.divisor);
   return Status::Ok();
 }
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/op_queue.h"
 #include "src/device/device_runtime.h"
 
 namespace tutti {
@@ -114,6 +115,9 @@ class EmulatedDevice final : public DeviceRuntime {
   Result<void*> allocDevice(size_t bytes) override;
   void freeDevice(void* p) override;
   Status loadKernels() override;
+  Status streamWaitEvent(DeviceStream s, DeviceEvent e) override;
+  Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override;
+  unsigned workerBlocks() override { return 2; }
   Status flushRemoteWrites() override;
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override;
@@ -160,6 +164,11 @@ class EmulatedDevice final : public DeviceRuntime {
   void unmap(void* p);
   // CUDA's lazy loading: a kernel's first launch on a device loads it.
   Status loadOnFirstLaunch();
+  // The op queue's worker on its stream's thread, and one op of it (as its
+  // kernel would run it, checked as a launch would be).
+  void runWorker(OpQueueShared& queue, int device);
+  Status runQueued(const QueuedOp& op);
+  std::atomic<bool> stopWorkers_{false};  // the device is going: workers leave
   // A misaligned operand's fault, kept: every later call returns it.
   Status checkAligned(std::initializer_list<const void*> operands, size_t elemSize, const char* what);
   Status sticky() const;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <memory>
@@ -15,8 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/reducer.h"
 #include "src/device/cuda_api.h"
+#include "src/device/device_reducer.h"
 #include "src/device/device_runtime.h"
+#include "src/device/op_queue.h"
 #include "tests/device/gpu_probe.h"
 #include "tests/harness/emulated_cuda.h"
 
@@ -219,58 +223,85 @@ TEST_P(CudaRules, TheLegacyStreamAndBlockingStreamsWaitForEachOtherNotForTuttis)
 
 // While a thread copies to pageable memory from a stream a gate holds (as
 // torch's .cpu() does right after a collective), which calls of another
-// thread wait for that copy: a runtime copy (cudaMemcpyAsync) does, so
-// tutti's background thread, which must run the collective to open the
-// gate, copies with a kernel. Inferred from the first GPU check, where
-// every rank that copied with cudaMemcpyAsync hung; this is the rule on
-// which the emulation's copies are built (tests/harness/emulated_cuda.h).
+// thread wait for that copy: creating and destroying an event do (a rank
+// hung in cuEventDestroy on an H200), and when the copy is on the legacy
+// stream, as torch's is, so does every kernel launch (ranks hung in
+// cuLaunchKernel). So the thread that must run the collective to open the
+// gate makes no CUDA call: the caller's thread launches a worker kernel
+// with the call (kernels/op_queue.h). The emulation is built on these
+// rules (tests/harness/emulated_cuda.h).
 TEST_P(CudaRules, WhatWaitsWhileAThreadCopiesPageableMemory) {
   EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
     if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
-    HeldStream held{rt};
-    if (std::string err = held.make(); !err.empty()) return err;
+    HeldStream heldOwn{rt}, heldLegacy{rt};
+    if (std::string err = heldOwn.make() + heldLegacy.make(); !err.empty()) return err;
+    rt.destroyStream(heldLegacy.stream);
+    heldLegacy.stream = nullptr;
     auto other = rt.createStream();
     auto buffer = rt.allocDevice(1 << 20);
-    cudaEvent_t e = nullptr;
-    if (!other.ok() || !buffer.ok() || cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess)
+    auto pinnedPage = rt.allocPinned(4096);
+    cudaEvent_t e = nullptr, created[2] = {nullptr, nullptr}, spare[2] = {nullptr, nullptr};
+    if (!other.ok() || !buffer.ok() || !pinnedPage.ok() || cu.eventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess ||
+        cu.eventCreateWithFlags(&spare[0], cudaEventDisableTiming) != cudaSuccess ||
+        cu.eventCreateWithFlags(&spare[1], cudaEventDisableTiming) != cudaSuccess || cu.eventRecord(e, nullptr) != cudaSuccess ||
+        cu.eventSynchronize(e) != cudaSuccess)
       return "setup";
     char* dev = static_cast<char*>(*buffer);
+    void* pinned = *pinnedPage;
     const auto o = static_cast<cudaStream_t>(*other);
     std::vector<char> pageable(4096);
-    struct Case {
-      const char* name;
-      std::function<int()> call;
-      bool waits;
-    };
-    const std::vector<Case> cases{
-        {"cudaMemcpyAsync device to device", [&] { return cu.memcpyAsync(dev, dev + 8192, 4096, cudaMemcpyDeviceToDevice, o); }, true},
-        {"the copy kernel's launch", [&] { return cu.launchCopy(dev, dev + 8192, 4096, o); }, false},
-        {"the reduce kernel's launch",
-         [&] { return cu.launchReduce(dev, dev, dev + 8192, 1024, DataType::kFloat32, RedOp::kSum, 1, o); }, false},
-        {"cudaEventRecord", [&] { return cu.eventRecord(e, o); }, false},
-        {"cudaEventQuery", [&] { return cu.eventQuery(e); }, false},
-    };
     std::string disagree;
-    for (const Case& c : cases) {
-      if (std::string err = held.hold(); !err.empty()) return err;
-      auto copying = std::async(std::launch::async, [&] {
-        return cu.memcpyAsync(pageable.data(), dev, pageable.size(), cudaMemcpyDeviceToHost,
-                              static_cast<cudaStream_t>(held.stream));
-      });
-      bool copyWaited = copying.wait_for(std::chrono::milliseconds(300)) != std::future_status::ready;
-      auto done = std::async(std::launch::async, c.call);
-      const bool waited = done.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
-      held.release();
-      if (copying.wait_for(std::chrono::seconds(20)) != std::future_status::ready ||
-          done.wait_for(std::chrono::seconds(20)) != std::future_status::ready)
-        return std::string(c.name) + ": never ended";
-      if (!copyWaited) return "the copy to pageable memory did not wait for the held stream";
-      (void)rt.synchronize(held.stream);
-      (void)rt.synchronize(*other);
-      fprintf(stderr, "%s %s for another thread's copy to pageable memory\n", c.name, waited ? "waited" : "did not wait");
-      if (waited != c.waits) disagree += std::string(c.name) + (waited ? " waited; " : " did not wait; ");
+    struct Copier {
+      const char* name;
+      HeldStream& held;
+    };
+    const Copier copiers[2] = {{"a copy to pageable memory on a stream of its own", heldOwn},
+                               {"a copy to pageable memory on the legacy stream", heldLegacy}};
+    for (int k = 0; k < 2; ++k) {
+      struct Case {
+        const char* name;
+        std::function<int()> call;
+        bool waits;
+      };
+      const bool legacy = k == 1;
+      const std::vector<Case> cases{
+          {"cudaMemcpyAsync device to device", [&] { return cu.memcpyAsync(dev, dev + 8192, 4096, cudaMemcpyDeviceToDevice, o); }, false},
+          {"cudaMemcpyAsync device to page-locked host", [&] { return cu.memcpyAsync(pinned, dev, 4096, cudaMemcpyDeviceToHost, o); }, false},
+          {"the copy kernel's launch", [&] { return cu.launchCopy(dev, dev + 8192, 4096, o); }, legacy},
+          {"the reduce kernel's launch",
+           [&] { return cu.launchReduce(dev, dev, dev + 8192, 1024, DataType::kFloat32, RedOp::kSum, 1, o); }, legacy},
+          {"cudaEventRecord", [&] { return cu.eventRecord(e, o); }, false},
+          {"cudaEventQuery", [&] { return cu.eventQuery(e); }, false},
+          {"cudaEventSynchronize of a reached event", [&] { return cu.eventSynchronize(e); }, false},
+          {"cudaSetDevice", [&] { return cu.setDevice(0); }, false},
+          {"cudaEventCreate", [&] { return cu.eventCreateWithFlags(&created[k], cudaEventDisableTiming); }, true},
+          {"cudaEventDestroy", [&] { return cu.eventDestroy(spare[k]); }, true},
+      };
+      HeldStream& held = copiers[k].held;
+      for (const Case& c : cases) {
+        if (std::string err = held.hold(); !err.empty()) return err;
+        auto copying = std::async(std::launch::async, [&] {
+          return cu.memcpyAsync(pageable.data(), dev, pageable.size(), cudaMemcpyDeviceToHost,
+                                static_cast<cudaStream_t>(held.stream));
+        });
+        bool copyWaited = copying.wait_for(std::chrono::milliseconds(300)) != std::future_status::ready;
+        auto done = std::async(std::launch::async, c.call);
+        const bool waited = done.wait_for(std::chrono::seconds(2)) != std::future_status::ready;
+        held.release();
+        if (copying.wait_for(std::chrono::seconds(20)) != std::future_status::ready ||
+            done.wait_for(std::chrono::seconds(20)) != std::future_status::ready)
+          return std::string(c.name) + ": never ended";
+        if (!copyWaited) return std::string(copiers[k].name) + " did not wait for the held stream";
+        (void)rt.synchronize(held.stream);
+        (void)rt.synchronize(*other);
+        fprintf(stderr, "%s %s for %s\n", c.name, waited ? "waited" : "did not wait", copiers[k].name);
+        if (waited != c.waits)
+          disagree += std::string(c.name) + (waited ? " waited for " : " did not wait for ") + copiers[k].name + "; ";
+      }
     }
     cu.eventDestroy(e);
+    for (cudaEvent_t c : created)
+      if (c) cu.eventDestroy(c);
     return disagree;
   }), "");
 }
@@ -411,6 +442,102 @@ TEST_P(CudaRules, HostFunctionsShareOneThread) {
     if (seen.threads.size() != 1) out += std::to_string(seen.threads.size()) + " threads ran host functions; ";
     if (strict && seen.notPermitted != 32) out += "the emulation let a host function call CUDA; ";
     return out;
+  }), "");
+}
+
+// The worker kernel that runs a device call's ops (kernels/op_queue.h):
+// every dtype x op reduce, at counts around the vector width and with
+// operands that do or do not share their alignment, a divide and a byte
+// copy, bit for bit against the host's kernels; then 1,500 increments of
+// one buffer, each reading the one before (order, and the queue's ring
+// going round), and a second worker taking up where the first stopped.
+TEST_P(CudaRules, TheWorkerRunsQueuedOpsInOrderBitForBit) {
+  EXPECT_EQ(withCuda([](const CudaApi&, DeviceRuntime& rt) -> std::string {
+    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+    // Uploads on a stream of their own: a copy from pageable memory on the
+    // worker's stream would wait for the worker, which waits for the ops.
+    auto stream = rt.createStream();
+    auto uploads = rt.createStream();
+    if (!stream.ok() || !uploads.ok()) return "streams";
+    auto queue = OpQueue::create(rt, *stream, nullptr);
+    if (!queue.ok()) return queue.status().message();
+    DeviceReducer device(**queue);
+    struct Check {
+      std::string label;
+      void* got;
+      std::vector<unsigned char> want;
+    };
+    std::vector<Check> checks;
+    auto upload = [&](const std::vector<unsigned char>& host) {
+      void* p = *rt.allocDevice(host.size());
+      (void)rt.copyAsync(p, host.data(), host.size(), *uploads);
+      return static_cast<char*>(p);
+    };
+    auto bytesOf = [](size_t n, uint32_t seed) {
+      std::vector<unsigned char> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((seed * 2654435761u + i * 40503u) >> 7 & 0x3f);
+      return v;
+    };
+    if (!(*queue)->launchWorker({}).ok()) return "launching the worker";
+    for (int t = 0; t < kNumDataTypes; ++t)
+      for (int o = 0; o < kNumRedOps; ++o)
+        for (size_t count : {size_t{7}, size_t{1031}, size_t{(1 << 18) + 5}})
+          for (size_t shift : {0, 1}) {
+            const DataType dtype = static_cast<DataType>(t);
+            const RedOp op = static_cast<RedOp>(o);
+            const size_t es = dtypeSize(dtype), bytes = (count + 1) * es;
+            auto a = bytesOf(bytes, 1 + t), b = bytesOf(bytes, 100 + o);
+            std::vector<unsigned char> want(count * es);
+            hostReducer().reduce(want.data(), a.data(), b.data() + shift * es, count, dtype, op, 3);
+            char* da = upload(a);
+            char* db = upload(b);
+            char* dd = upload(std::vector<unsigned char>(bytes));
+            device.reduce(dd, da, db + shift * es, count, dtype, op, 3);
+            checks.push_back({std::string(dtypeName(dtype)) + " " + redOpName(op) + " count " + std::to_string(count) +
+                                  " shift " + std::to_string(shift),
+                              dd, std::move(want)});
+          }
+    auto a = bytesOf(4 * 100003 + 16, 7);
+    std::vector<unsigned char> quotient(4 * 100003);
+    hostReducer().divide(quotient.data(), a.data(), 100003, DataType::kFloat32, 5);
+    char* da = upload(a);
+    char* dq = upload(std::vector<unsigned char>(quotient.size()));
+    char* dc = upload(std::vector<unsigned char>(a.size()));
+    device.divide(dq, da, 100003, DataType::kFloat32, 5);
+    device.copy(dc + 3, dq, quotient.size());  // after the divide, to an odd offset
+    checks.push_back({"divide", dq, quotient});
+    checks.push_back({"copy at an odd offset", dc + 3, quotient});
+    // acc += one, 1,500 times: each increment reads the one before.
+    const int kIncrements = 1500;
+    std::vector<unsigned char> ones(4 * 4099), zero(4 * 4099, 0), total(4 * 4099);
+    for (size_t i = 0; i < 4099; ++i) {
+      const int32_t one = 1, sum = kIncrements;
+      std::memcpy(&ones[4 * i], &one, 4);
+      std::memcpy(&total[4 * i], &sum, 4);
+    }
+    char* acc = upload(zero);
+    char* done = upload(ones);
+    for (int i = 0; i < kIncrements; ++i) device.reduce(acc, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
+    if (!(*queue)->stop().ok()) return "stopping the worker";
+    // A second worker, from where the first stopped.
+    char* again = upload(zero);
+    if (!(*queue)->launchWorker({}).ok()) return "launching the second worker";
+    device.reduce(again, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
+    if (!(*queue)->stop().ok() || !device.takeError().ok()) return "stopping the second worker";
+    const int32_t plusOne = kIncrements + 1;
+    std::vector<unsigned char> totalPlusOne(total.size());
+    for (size_t i = 0; i < 4099; ++i) std::memcpy(&totalPlusOne[4 * i], &plusOne, 4);
+    checks.push_back({"1,500 increments in order", acc, total});
+    checks.push_back({"the second worker", again, totalPlusOne});
+    if (!rt.synchronize(*stream).ok()) return "the stream failed";
+    std::string wrong;
+    for (const Check& c : checks) {
+      std::vector<unsigned char> got(c.want.size());
+      if (!rt.copyAsync(got.data(), c.got, got.size(), *stream).ok() || !rt.synchronize(*stream).ok())
+        return c.label + ": reading back";
+      if (got != c.want) wrong += c.label + ": wrong result; ";
+    }
+    return wrong;
   }), "");
 }
 

@@ -368,7 +368,9 @@ TEST(DeviceBuffers, ChunksANicWroteAreFlushedBeforeKernelsReadThem) {
   tutti::DeviceStream s = *d.createStream();
   auto inner = std::make_unique<NicWrittenSlots>(ring, 4096);
   NicWrittenSlots& nic = *inner;
-  auto slots = tutti::DeviceSlots::map(d, s, nic.slots(), 4);
+  auto queue = tutti::OpQueue::create(d, s, nullptr);
+  ASSERT_TRUE(queue.ok()) << queue.status().message();
+  auto slots = tutti::DeviceSlots::map(d, **queue, nic.slots(), 4);
   ASSERT_TRUE(slots.ok()) << slots.status().message();
   tutti::StreamOrderedRecv recv(std::move(inner), std::move(*slots));
   size_t bytes = 0;
@@ -398,8 +400,12 @@ TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {
   d.upload(src, &head, 8);
   d.upload(src + bytes - 8, &tail, 8);
   tutti::DeviceStream s = *d.createStream();
-  tutti::DeviceReducer reducer(d, s);
+  auto queue = tutti::OpQueue::create(d, s, nullptr);
+  ASSERT_TRUE(queue.ok()) << queue.status().message();
+  ASSERT_TRUE((*queue)->launchWorker({}).ok());
+  tutti::DeviceReducer reducer(**queue);
   reducer.copy(dst, src, bytes);
+  ASSERT_TRUE((*queue)->stop().ok());
   ASSERT_TRUE(d.synchronize(s).ok());
   tutti::Status st = reducer.takeError();
   ASSERT_TRUE(st.ok()) << st.message();
@@ -408,6 +414,7 @@ TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {
   d.download(&gotTail, dst + bytes - 8, 8);
   EXPECT_EQ(gotHead, head);
   EXPECT_EQ(gotTail, tail);
+  queue->reset();
   d.destroyStream(s);
   d.free(src);
   d.free(dst);

@@ -63,6 +63,7 @@ struct EmulatedCuda::State {
   std::mutex mutex;
   std::map<cudaStream_t, Capture> captures;
   std::shared_timed_mutex pageableCopy;  // held alone by a copy of pageable memory while it waits
+  std::shared_timed_mutex legacyPageableCopy;  // the same, by such a copy on the legacy stream
   // The one thread that runs host functions, and its queue of ready ones.
   std::mutex hostMutex;
   std::condition_variable hostReady;
@@ -262,8 +263,30 @@ cudaError_t streamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
   return cudaSuccess;
 }
 
+// A copy to or from pageable memory returns once it is done, and while it
+// waits for its stream, another thread's cudaEventCreate or cudaEventDestroy
+// does not return, nor, when the copy is on the legacy stream, a kernel
+// launch (the driver's lock: hung ranks' stacks on an H200,
+// bench/results/gpu.md); copies, records and queries go on.
+// CudaRules.WhatWaitsWhileAThreadCopiesPageableMemory checks it on a GPU.
+constexpr int kCopyWaitLimitSeconds = 30;
+
+// The wait of a call that a pageable copy holds up: on a GPU it has no end
+// when the copy waits for a gate that the caller must open; here an abort
+// that says so.
+void waitForPageableCopies(const char* call, std::shared_timed_mutex& copies = S().pageableCopy) {
+  std::shared_lock<std::shared_timed_mutex> others(copies, std::defer_lock);
+  if (others.try_lock_for(std::chrono::seconds(kCopyWaitLimitSeconds))) return;
+  fprintf(stderr,
+          "emulated CUDA: %s waited %d s for another thread's copy to pageable memory, which waits "
+          "behind a stream: on a GPU a deadlock when that stream's gate needs this thread\n",
+          call, kCopyWaitLimitSeconds);
+  abort();
+}
+
 cudaError_t eventCreateWithFlags(cudaEvent_t* e, unsigned int) {
   ENTER(false);
+  waitForPageableCopies("cudaEventCreate");
   return handOut(S().dev.createEvent(), e, cudaErrorUnknown);
 }
 
@@ -288,7 +311,13 @@ cudaError_t eventSynchronize(cudaEvent_t e) {
   return from(S().dev.waitEvent(de(e)), cudaErrorLaunchFailure);
 }
 
+cudaError_t streamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+  ENTER(false);
+  return from(S().dev.streamWaitEvent(ds(s), de(e)), cudaErrorInvalidResourceHandle);
+}
+
 cudaError_t eventDestroy(cudaEvent_t e) {
+  waitForPageableCopies("cudaEventDestroy");
   S().dev.destroyEvent(de(e));
   return cudaSuccess;
 }
@@ -333,30 +362,14 @@ cudaError_t deviceFree(void* p) {
   return cudaSuccess;
 }
 
-// A copy to or from pageable memory returns once it is done, and while it
-// waits for its stream no other thread's copy call returns (the runtime
-// stages such copies through one buffer): what the GPU check's hangs showed
-// (bench/results/gpu.md); CudaRules.WhatWaitsWhileAThreadCopiesPageableMemory
-// checks it on a GPU.
-constexpr int kCopyWaitLimitSeconds = 30;
-
 cudaError_t memcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t s) {
   ENTER(false);
   FakeDevice& d = S().dev;
-  if (!d.pageable(dst, bytes) && !d.pageable(src, bytes)) {
-    // On a GPU the wait has no end when the pageable copy waits for a gate
-    // that this call must open: here an abort that says so.
-    std::shared_lock<std::shared_timed_mutex> others(S().pageableCopy, std::defer_lock);
-    if (!others.try_lock_for(std::chrono::seconds(kCopyWaitLimitSeconds))) {
-      fprintf(stderr,
-              "emulated CUDA: cudaMemcpyAsync waited %d s for another thread's copy to pageable memory, "
-              "which waits behind a stream: on a GPU a deadlock when that stream's gate needs this call\n",
-              kCopyWaitLimitSeconds);
-      abort();
-    }
+  if (!d.pageable(dst, bytes) && !d.pageable(src, bytes))
     return from(d.copyAsync(dst, src, bytes, ds(s)), cudaErrorInvalidValue);
-  }
   std::unique_lock<std::shared_timed_mutex> staging(S().pageableCopy);
+  std::unique_lock<std::shared_timed_mutex> onLegacy(S().legacyPageableCopy, std::defer_lock);
+  if (s == nullptr) onLegacy.lock();
   if (cudaError_t e = from(d.copyAsync(dst, src, bytes, ds(s)), cudaErrorInvalidValue)) return e;
   auto copied = d.recordEvent(ds(s));
   if (!copied.ok()) return from(copied.status(), cudaErrorUnknown);
@@ -465,7 +478,10 @@ cudaError_t launchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
 // A launch wrapper ends in cudaGetLastError: it returns (and clears)
 // whatever error the thread had, the launch's own or one left before it.
 int launch(const std::function<Status()>& kernel) {
-  if (enter(false) == cudaSuccess) (void)from(kernel(), cudaErrorLaunchFailure);
+  if (enter(false) == cudaSuccess) {
+    waitForPageableCopies("a kernel launch", S().legacyPageableCopy);
+    (void)from(kernel(), cudaErrorLaunchFailure);
+  }
   return getLastError();
 }
 
@@ -485,6 +501,12 @@ int launchCopy(void* dst, const void* src, size_t bytes, void* s) {
 int loadKernels() {
   return launch([] { return S().dev.loadKernels(); });
 }
+
+int launchWorker(void* queue, void* arrivals, unsigned blocks, void* s) {
+  return launch([&] { return S().dev.launchWorker(queue, arrivals, blocks, s); });
+}
+
+int workerBlocks() { return 2; }
 
 void runHostFunctions(EmulatedCuda::State* st) {
   tInHostFunction = true;
@@ -578,6 +600,7 @@ const tutti::CudaApi& EmulatedCuda::api() {
     a.eventRecord = eventRecord;
     a.eventQuery = eventQuery;
     a.eventSynchronize = eventSynchronize;
+    a.streamWaitEvent = streamWaitEvent;
     a.eventDestroy = eventDestroy;
     a.hostAlloc = hostAlloc;
     a.freeHost = freeHost;
@@ -602,6 +625,8 @@ const tutti::CudaApi& EmulatedCuda::api() {
     a.launchDivide = launchDivide;
     a.launchCopy = launchCopy;
     a.loadKernels = loadKernels;
+    a.launchWorker = launchWorker;
+    a.workerBlocks = workerBlocks;
     return a;
   }();
   return table;

@@ -6,9 +6,9 @@
 //   leftover fails the launch; "not ready" from an event query is an
 //   answer and leaves none (as on an H200 with CUDA 13);
 // - a copy to or from pageable memory returns once done, and while it
-//   waits for its stream every other thread's copy call waits too (inferred
-//   from the GPU check's hangs: bench/results/gpu.md), and one that waits
-//   30 s aborts, saying why;
+//   waits for its stream every other thread's cudaEventCreate and
+//   cudaEventDestroy wait too (a hung rank's stacks on an H200:
+//   bench/results/gpu.md), and one that waits 30 s aborts, saying why;
 // - one thread runs every host function of the process, taking the ready
 //   ones in a varied order; a CUDA call from a host function fails
 //   (cudaErrorNotPermitted), and a host function that runs past a limit

@@ -1,0 +1,80 @@
+#include "src/device/op_queue.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+namespace tutti {
+
+Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceStream stream,
+                                                 const std::atomic<bool>* abort) {
+  std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort));
+  void* page = nullptr;
+  const size_t bytes = (sizeof(OpQueueShared) + 4095) / 4096 * 4096;
+  if (posix_memalign(&page, 4096, bytes) != 0) return InternalError("out of memory for the op queue");
+  std::memset(page, 0, bytes);
+  q->shared_ = static_cast<OpQueueShared*>(page);
+  auto mapped = runtime.registerHost(page, bytes);
+  if (!mapped.ok()) {
+    std::free(page);
+    q->shared_ = nullptr;
+    return mapped.status().withContext("mapping the op queue into the device");
+  }
+  q->sharedOnDevice_ = *mapped;
+  TUTTI_ASSIGN_OR_RETURN(q->arrivals_, runtime.allocDevice(sizeof(uint64_t)));
+  // The barrier's count starts at zero, once: it only grows after.
+  static const uint64_t kZero = 0;
+  TUTTI_RETURN_IF_ERROR(runtime.copyAsync(q->arrivals_, &kZero, sizeof(kZero), stream));
+  TUTTI_RETURN_IF_ERROR(runtime.synchronize(stream));
+  q->blocks_ = runtime.workerBlocks();
+  return q;
+}
+
+OpQueue::~OpQueue() {
+  if (arrivals_) runtime_.freeDevice(arrivals_);
+  if (shared_) {
+    runtime_.unregisterHost(shared_);
+    std::free(shared_);
+  }
+}
+
+Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady) {
+  for (DeviceEvent e : inputsReady)
+    TUTTI_RETURN_IF_ERROR(runtime_.streamWaitEvent(stream_, e).withContext("tutti's stream waiting for the inputs"));
+  return runtime_.launchWorker(sharedOnDevice_, arrivals_, blocks_, stream_).withContext("launching tutti's worker kernel");
+}
+
+Status OpQueue::post(const QueuedOp& op) {
+  if (posted_ - done() >= kOpQueueSlots) TUTTI_RETURN_IF_ERROR(waitFor(posted_ - kOpQueueSlots + 1));
+  shared_->ops[posted_ % kOpQueueSlots] = op;
+  __atomic_store_n(&shared_->posted, ++posted_, __ATOMIC_RELEASE);
+  return Status::Ok();
+}
+
+Status OpQueue::stop() {
+  QueuedOp op{};
+  op.kind = static_cast<uint32_t>(QueuedOpKind::kStop);
+  TUTTI_RETURN_IF_ERROR(post(op));
+  return waitFor(posted_);
+}
+
+// The device answers within microseconds once it runs the worker; before
+// that it may be busy with the caller's earlier work for a long time.
+Status OpQueue::waitFor(uint64_t target) {
+  for (int spins = 0; done() < target; ++spins) {
+    if (abort_ && abort_->load(std::memory_order_relaxed))
+      return InvalidUsage("the communicator was aborted while its device worker ran");
+    if (spins < 1000) continue;
+    std::this_thread::yield();
+  }
+  return refused();
+}
+
+Status OpQueue::refused() const {
+  const uint64_t failed = __atomic_load_n(&shared_->failed, __ATOMIC_ACQUIRE);
+  if (failed == 0) return Status::Ok();
+  return Status(Code::kCudaError, "the device refused op " + std::to_string(failed - 1) + " of tutti's worker");
+}
+
+}  // namespace tutti

@@ -1,0 +1,57 @@
+// The host's end of the op queue (kernels/op_queue.h): the caller's thread
+// launches a worker on tutti's stream with each batch of device calls; the
+// background thread posts the batch's reductions and copies to it and reads
+// how far it got, with no CUDA call (see kernels/op_queue.h for why).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/op_queue.h"
+#include "src/device/device_runtime.h"
+
+namespace tutti {
+
+class OpQueue {
+ public:
+  // On the current device, for `stream`; `abort` ends a wait for the worker.
+  static Result<std::unique_ptr<OpQueue>> create(DeviceRuntime& runtime, DeviceStream stream,
+                                                 const std::atomic<bool>* abort);
+  // The stream must be idle (no worker waiting for a stop).
+  ~OpQueue();
+  OpQueue(const OpQueue&) = delete;
+  OpQueue& operator=(const OpQueue&) = delete;
+
+  // The caller's thread: a worker that starts once `inputsReady` are
+  // reached; every launched worker must get a stop().
+  Status launchWorker(const std::vector<DeviceEvent>& inputsReady);
+
+  // The background thread. post() waits while the queue is full.
+  Status post(const QueuedOp& op);
+  // Ops posted so far, and of them, the ones the device finished.
+  uint64_t posted() const { return posted_; }
+  uint64_t done() const { return __atomic_load_n(&shared_->done, __ATOMIC_ACQUIRE); }
+  // Waits until the device finished every op posted.
+  Status drain() { return waitFor(posted_); }
+  // Ends the worker, after what was posted.
+  Status stop();
+
+ private:
+  OpQueue(DeviceRuntime& runtime, DeviceStream stream, const std::atomic<bool>* abort)
+      : runtime_(runtime), stream_(stream), abort_(abort) {}
+  Status waitFor(uint64_t done);
+  Status refused() const;
+
+  DeviceRuntime& runtime_;
+  DeviceStream stream_;
+  const std::atomic<bool>* abort_;
+  OpQueueShared* shared_ = nullptr;  // page-locked, mapped
+  void* sharedOnDevice_ = nullptr;
+  void* arrivals_ = nullptr;  // device memory: the workers' grid barrier
+  unsigned blocks_ = 1;
+  uint64_t posted_ = 0;
+};
+
+}  // namespace tutti
