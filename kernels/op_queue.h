@@ -9,7 +9,9 @@
 // The queue lives in page-locked host memory mapped into the device. The
 // host writes an op, then `posted` (release); the worker's blocks run ops
 // in order, each op over the whole grid, with a barrier between them, and
-// then write `done` (release). A kStop op ends the worker.
+// then write `done` (release). A kStop op ends the worker. Each worker
+// counts itself in `started` as it begins, once the caller's inputs are
+// ready, so a call's time is counted from then, as the caller's stream sees it.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,7 @@ struct OpQueueShared {
   alignas(64) uint64_t posted;  // ops [0, posted) are written (host)
   alignas(64) uint64_t done;    // ops [0, done) are finished (device)
   alignas(64) uint64_t failed;  // an op the device refused, plus 1 (0: none)
+  alignas(64) uint64_t started;  // workers that began: their inputs are ready (device)
 };
 
 }  // namespace tutti

@@ -295,6 +295,7 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
   // Every block reads where to start before any block may write `done`.
   if (threadIdx.x == 0) next = loadAcquireSystem(&queue->done);
   gridBarrier(arrivals);
+  if (blockIdx.x == 0 && threadIdx.x == 0) storeReleaseSystem(&queue->started, loadAcquireSystem(&queue->started) + 1);
   const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
   for (;;) {

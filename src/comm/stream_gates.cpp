@@ -13,7 +13,7 @@ struct Prepared {
   Communicator* comm;
   std::vector<CollectiveArgs> calls;
   std::vector<DeviceEvent> ready;
-  bool worker = false;  // launched: it must get its stop
+  uint64_t worker = 0;  // the worker's number once launched: it must get its stop
   uint32_t ticket = 0;
   Status failed;  // set when the batch could not be queued: it only opens its gates
 };
@@ -40,6 +40,8 @@ void runBatch(Prepared& p, const ReportFailure& report) {
   Status st = !p.failed.ok()         ? p.failed
               : c.abortFlag().load() ? InvalidUsage("the communicator was aborted")
                                      : Status::Ok();
+  // The call starts when its inputs are ready, as the caller's stream sees it.
+  if (st.ok() && p.worker) st = c.deviceCalls()->queue().waitForStart(p.worker);
   if (st.ok()) st = c.runOnDevice(p.calls);  // reserved at enqueue
   if (p.worker) {
     Status stopped = c.deviceCalls()->queue().stop();
@@ -118,8 +120,8 @@ Status enqueueOnStreams(std::vector<StreamBatch>& batches, const DrainEarlier& d
   for (auto& p : prepared) {
     if (!queued.ok()) break;
     DeviceScope scope(rt, p->comm->device());
-    queued = scope.status().ok() ? p->comm->deviceCalls()->queue().launchWorker(p->ready) : scope.status();
-    p->worker = queued.ok();
+    queued = scope.status().ok() ? p->comm->deviceCalls()->queue().launchWorker(p->ready, &p->worker)
+                                 : scope.status();
   }
   for (size_t i = 0; i < prepared.size(); ++i) {
     auto p = prepared[i];

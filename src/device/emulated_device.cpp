@@ -734,6 +734,7 @@ Status EmulatedDevice::launchWorker(void* queue, void* arrivals, unsigned, Devic
 void EmulatedDevice::runWorker(OpQueueShared& q, int device) {
   tCurrentDevice = device;
   uint64_t next = __atomic_load_n(&q.done, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&q.started, __atomic_load_n(&q.started, __ATOMIC_ACQUIRE) + 1, __ATOMIC_RELEASE);
   for (;;) {
     while (__atomic_load_n(&q.posted, __ATOMIC_ACQUIRE) <= next) {
       if (stopWorkers_) return;

@@ -39,14 +39,20 @@ OpQueue::~OpQueue() {
   }
 }
 
-Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady) {
+Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64_t* number) {
   for (DeviceEvent e : inputsReady)
     TUTTI_RETURN_IF_ERROR(runtime_.streamWaitEvent(stream_, e).withContext("tutti's stream waiting for the inputs"));
-  return runtime_.launchWorker(sharedOnDevice_, arrivals_, blocks_, stream_).withContext("launching tutti's worker kernel");
+  TUTTI_RETURN_IF_ERROR(
+      runtime_.launchWorker(sharedOnDevice_, arrivals_, blocks_, stream_).withContext("launching tutti's worker kernel"));
+  const uint64_t n = ++launched_;
+  if (number) *number = n;
+  return Status::Ok();
 }
 
+Status OpQueue::waitForStart(uint64_t number) { return waitFor(shared_->started, number); }
+
 Status OpQueue::post(const QueuedOp& op) {
-  if (posted_ - done() >= kOpQueueSlots) TUTTI_RETURN_IF_ERROR(waitFor(posted_ - kOpQueueSlots + 1));
+  if (posted_ - done() >= kOpQueueSlots) TUTTI_RETURN_IF_ERROR(waitFor(shared_->done, posted_ - kOpQueueSlots + 1));
   shared_->ops[posted_ % kOpQueueSlots] = op;
   __atomic_store_n(&shared_->posted, ++posted_, __ATOMIC_RELEASE);
   return Status::Ok();
@@ -56,13 +62,13 @@ Status OpQueue::stop() {
   QueuedOp op{};
   op.kind = static_cast<uint32_t>(QueuedOpKind::kStop);
   TUTTI_RETURN_IF_ERROR(post(op));
-  return waitFor(posted_);
+  return waitFor(shared_->done, posted_);
 }
 
 // The device answers within microseconds once it runs the worker; before
 // that it may be busy with the caller's earlier work for a long time.
-Status OpQueue::waitFor(uint64_t target) {
-  for (int spins = 0; done() < target; ++spins) {
+Status OpQueue::waitFor(const uint64_t& counter, uint64_t target) {
+  for (int spins = 0; __atomic_load_n(&counter, __ATOMIC_ACQUIRE) < target; ++spins) {
     if (abort_ && abort_->load(std::memory_order_relaxed))
       return InvalidUsage("the communicator was aborted while its device worker ran");
     if (spins < 1000) continue;

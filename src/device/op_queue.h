@@ -25,23 +25,27 @@ class OpQueue {
   OpQueue& operator=(const OpQueue&) = delete;
 
   // The caller's thread: a worker that starts once `inputsReady` are
-  // reached; every launched worker must get a stop().
-  Status launchWorker(const std::vector<DeviceEvent>& inputsReady);
+  // reached; every launched worker must get a stop(). `number` is the
+  // worker's, counted from 1, for waitForStart().
+  Status launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64_t* number = nullptr);
 
-  // The background thread. post() waits while the queue is full.
+  // The background thread: waits until worker `number` began (its inputs
+  // are ready). post() waits while the queue is full.
+  Status waitForStart(uint64_t number);
   Status post(const QueuedOp& op);
   // Ops posted so far, and of them, the ones the device finished.
   uint64_t posted() const { return posted_; }
   uint64_t done() const { return __atomic_load_n(&shared_->done, __ATOMIC_ACQUIRE); }
   // Waits until the device finished every op posted.
-  Status drain() { return waitFor(posted_); }
+  Status drain() { return waitFor(shared_->done, posted_); }
   // Ends the worker, after what was posted.
   Status stop();
 
  private:
   OpQueue(DeviceRuntime& runtime, DeviceStream stream, const std::atomic<bool>* abort)
       : runtime_(runtime), stream_(stream), abort_(abort) {}
-  Status waitFor(uint64_t done);
+  // Waits until the device's `counter` reaches `target`.
+  Status waitFor(const uint64_t& counter, uint64_t target);
   Status refused() const;
 
   DeviceRuntime& runtime_;
@@ -52,6 +56,7 @@ class OpQueue {
   void* arrivals_ = nullptr;  // device memory: the workers' grid barrier
   unsigned blocks_ = 1;
   uint64_t posted_ = 0;
+  std::atomic<uint64_t> launched_{0};
 };
 
 }  // namespace tutti

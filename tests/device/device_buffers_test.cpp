@@ -608,6 +608,45 @@ TEST(DeviceBuffers, AChildForkedAfterTheDeviceWasUsedCannotUseIt) {
   EXPECT_EQ(summarize(runRanks(1, body, deviceEnv(Path::kP2p))), "");
 }
 
+// A call's time counts from when its inputs are ready on the caller's
+// stream, not from the call: both ranks' streams are busy for 3 s before
+// their all-reduce (a gate held on each), longer than TUTTI_TIMEOUT.
+TEST(DeviceBuffers, ACallsTimeCountsFromItsInputs) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    FakeDevice& d = processDevice();
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    const size_t count = 50000;
+    auto* buf = static_cast<float*>(d.alloc(count * 4));
+    std::vector<float> in(count, static_cast<float>(ctx.rank + 1)), out(count);
+    d.upload(buf, in.data(), count * 4);
+    tutti::DeviceStream s = *d.createStream();
+    auto* busy = static_cast<uint32_t*>(*d.allocPinned(4096));
+    *busy = 0;
+    if (!d.waitWordAsync(s, busy, 1).ok()) return "holding the stream";
+    if (tuttiAllReduce(buf, buf, count, tuttiFloat32, tuttiSum, comm, s) != tuttiSuccess)
+      return std::string("enqueue: ") + tuttiGetLastError(comm);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    __atomic_store_n(busy, 1u, __ATOMIC_RELEASE);
+    if (!d.synchronize(s).ok()) return "synchronize";
+    tuttiResult_t async = tuttiSuccess;
+    tuttiCommGetAsyncError(comm, &async);
+    if (async != tuttiSuccess) return std::string("async error: ") + tuttiGetLastError(comm);
+    d.download(out.data(), buf, count * 4);
+    for (size_t i = 0; i < count; ++i)
+      if (out[i] != 3.0f) return "element " + std::to_string(i) + " is " + std::to_string(out[i]) + ", not 3";
+    tuttiCommDestroy(comm);
+    return "";
+  };
+  auto env = [](int rank) {
+    auto e = deviceEnv(Path::kP2p)(rank);
+    e["TUTTI_TIMEOUT"] = "1";
+    return e;
+  };
+  EXPECT_EQ(summarize(runRanks(2, body, env)), "");
+}
+
 // A peer that leaves: the stream is released, and the failure is the
 // communicator's async error, naming the peer.
 class DeadPeer : public ::testing::TestWithParam<Path> {};
