@@ -3,13 +3,17 @@
 // frac_of_copy, that rate over the rate of a device-to-device cudaMemcpy of
 // the same buffers measured in the same run (a copy reads and writes each
 // byte once): the fraction of the bandwidth the memory system gives.
+// workerBench runs the same reduction as ops of the worker kernel that
+// device calls use (kernels/op_queue.h): its grid is an eighth of the SMs.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "kernels/cuda/cuda_reduce.h"
+#include "kernels/op_queue.h"
 
 namespace {
 
@@ -102,6 +106,49 @@ void copyKernelBench(benchmark::State& state) {
   state.counters["frac_of_copy"] = 2.0 * bytes * state.iterations() / total / copy;
 }
 
+// Eight float32 sums of `bytes` through the op queue, then a stop: the
+// worker's rate for a call's ops, from its launch to its end.
+void workerBench(benchmark::State& state) {
+  if (!haveGpu(state)) return;
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  constexpr int kOps = 8;
+  Buffers buf(bytes);
+  const double copy = copyRate(bytes, buf);
+  tutti::OpQueueShared* queue = nullptr;
+  void* arrivals = nullptr;
+  cudaHostAlloc(reinterpret_cast<void**>(&queue), sizeof(*queue), cudaHostAllocMapped);
+  std::memset(static_cast<void*>(queue), 0, sizeof(*queue));
+  cudaMalloc(&arrivals, sizeof(uint64_t));
+  cudaMemset(arrivals, 0, sizeof(uint64_t));
+  void* onDevice = nullptr;
+  cudaHostGetDevicePointer(&onDevice, queue, 0);
+  const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks());
+  uint64_t posted = 0;
+  auto post = [&](tutti::QueuedOpKind kind) {
+    tutti::QueuedOp op{buf.dst, buf.a, buf.b, bytes / 4, static_cast<uint32_t>(kind),
+                       static_cast<int32_t>(DataType::kFloat32), static_cast<int32_t>(RedOp::kSum), 1};
+    queue->ops[posted % tutti::kOpQueueSlots] = op;
+    __atomic_store_n(&queue->posted, ++posted, __ATOMIC_RELEASE);
+  };
+  double total = 0;
+  for (auto _ : state) {
+    double s = buf.seconds([&] {
+      tutti::cuda::launchWorker(onDevice, arrivals, blocks, nullptr);
+      for (int i = 0; i < kOps; ++i) post(tutti::QueuedOpKind::kReduce);
+      post(tutti::QueuedOpKind::kStop);
+    });
+    state.SetIterationTime(s);
+    total += s;
+  }
+  cudaDeviceSynchronize();
+  const double rate = 3.0 * bytes * kOps * state.iterations() / total;
+  state.SetBytesProcessed(static_cast<int64_t>(3.0 * bytes * kOps * state.iterations()));
+  state.counters["frac_of_copy"] = rate / copy;
+  state.counters["blocks"] = blocks;
+  cudaFree(arrivals);
+  cudaFreeHost(queue);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (int64_t s = 1 << 20; s <= (int64_t{256} << 20); s *= 4) b->Arg(s);
   b->UseManualTime();
@@ -114,6 +161,7 @@ BENCHMARK_CAPTURE(reduceBench, float64_sum, DataType::kFloat64, RedOp::kSum)->Ap
 BENCHMARK_CAPTURE(reduceBench, int32_max, DataType::kInt32, RedOp::kMax)->Apply(sizes);
 BENCHMARK_CAPTURE(reduceBench, float32_avg, DataType::kFloat32, RedOp::kAvg)->Apply(sizes);
 BENCHMARK(copyKernelBench)->Apply(sizes);
+BENCHMARK(workerBench)->Apply(sizes);
 
 }  // namespace
 

@@ -206,7 +206,7 @@ if [ $gpu = 1 ]; then
     skip racecheck "compute-sanitizer not on the PATH"
   fi
   step kernel-bandwidth 30 "$bench/cuda-kernels-bench" --benchmark_min_time=0.2 \
-    --benchmark_filter='float32_sum|bfloat16_sum|copyKernel' --benchmark_out="$out/kernels.json"
+    --benchmark_filter='float32_sum|bfloat16_sum|copyKernel|worker' --benchmark_out="$out/kernels.json"
   # tutti-perf on device buffers on the one GPU: all-reduce with 4 ranks as
   # processes (the target's case, to 1 GiB) and as threads of one process
   # (one context: no time-slicing between processes).
