@@ -39,6 +39,7 @@ struct OpQueueShared {
   alignas(64) uint64_t done;    // ops [0, done) are finished (device)
   alignas(64) uint64_t failed;  // an op the device refused, plus 1 (0: none)
   alignas(64) uint64_t started;  // workers that began: their inputs are ready (device)
+  alignas(64) uint64_t abandoned;  // the host gave up (an abort): workers leave (host)
 };
 
 }  // namespace tutti

@@ -298,9 +298,19 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
   if (blockIdx.x == 0 && threadIdx.x == 0) storeReleaseSystem(&queue->started, loadAcquireSystem(&queue->started) + 1);
   const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
+  __shared__ bool abandoned;
   for (;;) {
     if (threadIdx.x == 0) {
-      while (loadAcquireSystem(&queue->posted) <= next) __nanosleep(128);
+      // The host abandons only after its last post: once that is seen,
+      // `posted` is final, and every block decides the same.
+      abandoned = false;
+      while (loadAcquireSystem(&queue->posted) <= next) {
+        if (loadAcquireSystem(&queue->abandoned) != 0) {
+          abandoned = loadAcquireSystem(&queue->posted) <= next;
+          break;
+        }
+        __nanosleep(128);
+      }
       const volatile QueuedOp& posted = queue->ops[next % kOpQueueSlots];
       op.dst = posted.dst;
       op.a = posted.a;
@@ -312,6 +322,9 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
       op.divisor = posted.divisor;
     }
     __syncthreads();
+    // Every block is between the same two ops here: leaving together keeps
+    // the barrier's count a multiple of the grid.
+    if (abandoned) return;
     const bool stop = static_cast<QueuedOpKind>(op.kind) == QueuedOpKind::kStop;
     if (!stop) runOp(op, tid, stride);
     // The op's writes reach peers and the host before `done` says so.

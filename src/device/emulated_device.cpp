@@ -738,6 +738,9 @@ void EmulatedDevice::runWorker(OpQueueShared& q, int device) {
   for (;;) {
     while (__atomic_load_n(&q.posted, __ATOMIC_ACQUIRE) <= next) {
       if (stopWorkers_) return;
+      // Abandoned after the host's last post: that post is seen now, or none comes.
+      if (__atomic_load_n(&q.abandoned, __ATOMIC_ACQUIRE) != 0 && __atomic_load_n(&q.posted, __ATOMIC_ACQUIRE) <= next)
+        return;
       std::this_thread::sleep_for(std::chrono::microseconds(5));
     }
     const QueuedOp op = q.ops[next % kOpQueueSlots];

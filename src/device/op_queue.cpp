@@ -58,10 +58,17 @@ Status OpQueue::post(const QueuedOp& op) {
   return Status::Ok();
 }
 
+// A stop that cannot be posted (an abort while the queue was full) leaves
+// the queue abandoned: this worker and every later one leave at once, so
+// tutti's stream still drains.
 Status OpQueue::stop() {
   QueuedOp op{};
   op.kind = static_cast<uint32_t>(QueuedOpKind::kStop);
-  TUTTI_RETURN_IF_ERROR(post(op));
+  Status st = post(op);
+  if (!st.ok()) {
+    __atomic_store_n(&shared_->abandoned, uint64_t{1}, __ATOMIC_RELEASE);
+    return st;
+  }
   return waitFor(shared_->done, posted_);
 }
 

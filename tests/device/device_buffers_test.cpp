@@ -12,8 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -418,6 +420,37 @@ TEST(DeviceBuffers, CopiesPastTheMaximumPitch) {
   d.destroyStream(s);
   d.free(src);
   d.free(dst);
+}
+
+// An abort while the worker's queue is full: the stop cannot be posted, so
+// the queue is abandoned, and the worker leaves after the ops it was given
+// instead of waiting on the device for ever (tutti's stream then drains:
+// destroying the communicator waits for it).
+TEST(DeviceBuffers, AnAbortWithTheQueueFullLetsTheWorkerGo) {
+  FakeDevice d(1);
+  ASSERT_TRUE(d.loadKernels().ok());
+  tutti::DeviceStream s = *d.createStream();
+  std::atomic<bool> abort{false};
+  auto queue = tutti::OpQueue::create(d, s, &abort);
+  ASSERT_TRUE(queue.ok()) << queue.status().message();
+  auto* hold = static_cast<uint32_t*>(*d.allocPinned(4096));
+  *hold = 0;
+  ASSERT_TRUE(d.waitWordAsync(s, hold, 1).ok());  // the worker starts only once released
+  ASSERT_TRUE((*queue)->launchWorker({}).ok());
+  char* buf = static_cast<char*>(d.alloc(8192));
+  tutti::QueuedOp copy{buf, buf + 4096, nullptr, 4096, static_cast<uint32_t>(tutti::QueuedOpKind::kCopy), 0, 0, 0};
+  for (uint32_t i = 0; i < tutti::kOpQueueSlots; ++i) ASSERT_TRUE((*queue)->post(copy).ok());
+  abort = true;
+  EXPECT_FALSE((*queue)->post(copy).ok());  // full, and aborted: not queued
+  EXPECT_FALSE((*queue)->stop().ok());
+  __atomic_store_n(hold, 1u, __ATOMIC_RELEASE);
+  auto drained = std::async(std::launch::async, [&] { return d.synchronize(s).ok(); });
+  ASSERT_EQ(drained.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the worker never left";
+  EXPECT_TRUE(drained.get());
+  EXPECT_EQ((*queue)->done(), uint64_t{tutti::kOpQueueSlots});  // the ops it was given ran
+  queue->reset();
+  d.destroyStream(s);
+  d.free(buf);
 }
 
 // Four ranks in one process sharing device 0 and one stream, in a group.
