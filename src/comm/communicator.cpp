@@ -414,7 +414,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
     work->progress->enter(call, !p2p);
     health_.recorder().begin(call, device);
   }
-  // Device chunks fill their connections' slots: one kernel per chunk and step.
+  // Device chunks fill their connections' slots: one worker op per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
   if (work->tag) work->chunkBytes = kOneShotSlotBytes - kChunkTagBytes;
   if (!p2p)

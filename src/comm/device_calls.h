@@ -1,8 +1,9 @@
 // What device calls have beyond host calls, and nothing more: a stream of
 // tutti's on the communicator's device, where a worker kernel runs every
-// step's copy and reduction (the op queue, which the device reducer feeds),
-// and device memory for a tree reduce's partial sums. Plans, connections and the executor are the host
-// calls' own; the connections of device calls are stream-ordered.
+// step's copy and reduction (the op queue, which the device reducer feeds);
+// the events that mark a batch's inputs; device memory for a tree reduce's
+// partial sums. Plans, connections and the executor are the host calls'
+// own; the connections of device calls are stream-ordered.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,8 @@
 #include <vector>
 
 #include "src/device/device_reducer.h"
-#include "src/device/op_queue.h"
 #include "src/device/device_runtime.h"
+#include "src/device/op_queue.h"
 
 namespace tutti {
 

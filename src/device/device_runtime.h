@@ -93,10 +93,9 @@ class DeviceRuntime {
   // one-row 2-D copy: CUDA bounds a pitch at 2^31 - 1 bytes).
   virtual Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
   // The same copy by a kernel, between memories the device addresses (its
-  // own, a peer's, mapped host memory). Collectives copy this way on their
-  // background thread: the runtime's copy calls can wait while another
-  // thread of the process copies to pageable memory behind a gate, which
-  // waits for the collective (bench/results/gpu.md).
+  // own, a peer's, mapped host memory). Collectives do not launch it: their
+  // ops go to the worker kernel (launchWorker), since a launch from the
+  // background thread can wait for a copy that waits for the collective.
   virtual Status copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
 
   // Events kept and recorded again (inputs-ready events of device calls).
