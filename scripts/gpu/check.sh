@@ -250,7 +250,7 @@ if [ $gpu = 1 ]; then
   }
   step perf-two-nodes 30 two_nodes
 else
-  for s in env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-two-nodes; do
+  for s in env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes; do
     skip $s "$why_skip"
   done
 fi
