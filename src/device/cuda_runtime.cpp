@@ -103,16 +103,6 @@ class CudaRuntime final : public DeviceRuntime {
   }
   void destroyStream(DeviceStream s) override { cu_.streamDestroy(static_cast<cudaStream_t>(s)); }
 
-  Result<DeviceEvent> recordEvent(DeviceStream s) override {
-    cudaEvent_t e = nullptr;
-    TUTTI_CUDA_CHECK(cu_.eventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
-    cudaError_t r = cu_.eventRecord(e, static_cast<cudaStream_t>(s));
-    if (r != cudaSuccess) {
-      cu_.eventDestroy(e);
-      return failed(r, "cudaEventRecord");
-    }
-    return static_cast<DeviceEvent>(e);
-  }
   Status waitEvent(DeviceEvent e) override {
     RelaxedCapture relaxed(cu_);
     TUTTI_CUDA_CHECK(cu_.eventSynchronize(static_cast<cudaEvent_t>(e)));
@@ -173,9 +163,6 @@ class CudaRuntime final : public DeviceRuntime {
     TUTTI_CUDA_CHECK(cu_.memcpyAsync(dst, src, bytes, cudaMemcpyDefault, static_cast<cudaStream_t>(s)));
     return Status::Ok();
   }
-  Status copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) override {
-    return launched(cu_.launchCopy(dst, src, bytes, s), "the copy kernel's launch");
-  }
   Result<DeviceEvent> createEvent() override {
     cudaEvent_t e = nullptr;
     TUTTI_CUDA_CHECK(cu_.eventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
@@ -228,10 +215,6 @@ class CudaRuntime final : public DeviceRuntime {
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override {
     return launched(cu_.launchReduce(dst, a, b, count, dtype, op, divisor, s), "the reduce kernel's launch");
-  }
-  Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
-                     DeviceStream s) override {
-    return launched(cu_.launchDivide(dst, src, count, dtype, divisor, s), "the divide kernel's launch");
   }
 
   Result<int> deviceByBusId(const std::string& busId) override {

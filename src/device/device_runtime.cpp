@@ -25,7 +25,6 @@ class NoDeviceRuntime final : public DeviceRuntime {
   bool contextActive(int) override { return false; }
   Result<DeviceStream> createStream() override { return refuse(); }
   void destroyStream(DeviceStream) override {}
-  Result<DeviceEvent> recordEvent(DeviceStream) override { return refuse(); }
   Status waitEvent(DeviceEvent) override { return refuse(); }
   void destroyEvent(DeviceEvent) override {}
   Status synchronize(DeviceStream) override { return refuse(); }
@@ -36,7 +35,6 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Result<void*> registerHost(void*, size_t) override { return refuse(); }
   void unregisterHost(void*) override {}
   Status copyAsync(void*, const void*, size_t, DeviceStream) override { return refuse(); }
-  Status copyKernelAsync(void*, const void*, size_t, DeviceStream) override { return refuse(); }
   Result<DeviceEvent> createEvent() override { return refuse(); }
   Status recordInto(DeviceEvent, DeviceStream) override { return refuse(); }
   Result<bool> eventDone(DeviceEvent) override { return refuse(); }
@@ -50,7 +48,6 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {
     return refuse();
   }
-  Status divideAsync(void*, const void*, size_t, DataType, int, DeviceStream) override { return refuse(); }
   Result<int> deviceByBusId(const std::string&) override { return refuse(); }
   bool canAccessPeer(int, int) override { return false; }
   Status enablePeerAccess(int) override { return refuse(); }

@@ -68,8 +68,6 @@ class DeviceRuntime {
   // Streams and events of tutti's own (the user's streams are only used).
   virtual Result<DeviceStream> createStream() = 0;
   virtual void destroyStream(DeviceStream s) = 0;
-  // A new event, recorded at this point of the stream; destroy after use.
-  virtual Result<DeviceEvent> recordEvent(DeviceStream s) = 0;
   virtual Status waitEvent(DeviceEvent e) = 0;  // blocks the calling thread
   virtual void destroyEvent(DeviceEvent e) = 0;
   virtual Status synchronize(DeviceStream s) = 0;
@@ -92,11 +90,6 @@ class DeviceRuntime {
   // One contiguous copy of any size between any two memories (not a
   // one-row 2-D copy: CUDA bounds a pitch at 2^31 - 1 bytes).
   virtual Status copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
-  // The same copy by a kernel, between memories the device addresses (its
-  // own, a peer's, mapped host memory). Collectives do not launch it: their
-  // ops go to the worker kernel (launchWorker), since a launch from the
-  // background thread can wait for a copy that waits for the collective.
-  virtual Status copyKernelAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
 
   // Events kept and recorded again (inputs-ready events of device calls).
   virtual Result<DeviceEvent> createEvent() = 0;
@@ -124,11 +117,12 @@ class DeviceRuntime {
   // `blocks` (workerBlocks()).
   virtual Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) = 0;
   virtual unsigned workerBlocks() = 0;
-  // The reduction kernels (kernels/reducer.h's contract) on a stream.
+  // The reduction kernel (kernels/reducer.h's contract) on a stream, alone:
+  // collectives do not launch it (their ops go to the worker, since a launch
+  // from the background thread can wait for a copy that waits for the
+  // collective); tests hold the adapter's launches to CUDA's rules with it.
   virtual Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype,
                              RedOp op, int divisor, DeviceStream s) = 0;
-  virtual Status divideAsync(void* dst, const void* src, size_t count, DataType dtype, int divisor,
-                             DeviceStream s) = 0;
 
   // Peer-to-peer: the device numbered by this process that has the PCI bus
   // id; whether `device` can address `peer`'s memory (same device: yes);
