@@ -31,6 +31,8 @@ struct QueuedOp {
   int32_t divisor;
 };
 
+static_assert(sizeof(QueuedOp) % sizeof(uint64_t) == 0, "the worker reads an op word by word");
+
 constexpr uint32_t kOpQueueSlots = 1024;
 
 struct OpQueueShared {

@@ -311,15 +311,10 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
         }
         __nanosleep(128);
       }
-      const volatile QueuedOp& posted = queue->ops[next % kOpQueueSlots];
-      op.dst = posted.dst;
-      op.a = posted.a;
-      op.b = posted.b;
-      op.count = posted.count;
-      op.kind = posted.kind;
-      op.dtype = posted.dtype;
-      op.op = posted.op;
-      op.divisor = posted.divisor;
+      // Word by word past the caches: the host rewrites slots as the ring goes round.
+      const auto* from = reinterpret_cast<const volatile uint64_t*>(&queue->ops[next % kOpQueueSlots]);
+      auto* to = reinterpret_cast<uint64_t*>(&op);
+      for (size_t w = 0; w < sizeof(QueuedOp) / sizeof(uint64_t); ++w) to[w] = from[w];
     }
     __syncthreads();
     // Every block is between the same two ops here: leaving together keeps

@@ -19,9 +19,10 @@ namespace tutti {
 
 class DeviceCalls {
  public:
-  // `abort` ends the background thread's waits for the device.
+  // `abort` ends the background thread's waits for the device, and one
+  // that sees the device take no op for `timeoutSeconds` fails.
   static Result<std::unique_ptr<DeviceCalls>> create(DeviceRuntime& runtime, int device,
-                                                     const std::atomic<bool>* abort);
+                                                     const std::atomic<bool>* abort, double timeoutSeconds);
   // Waits for the stream, then frees what it used.
   ~DeviceCalls();
   DeviceCalls(const DeviceCalls&) = delete;

@@ -1,5 +1,6 @@
 #include "src/device/op_queue.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -8,8 +9,8 @@
 namespace tutti {
 
 Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceStream stream,
-                                                 const std::atomic<bool>* abort) {
-  std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort));
+                                                 const std::atomic<bool>* abort, double timeoutSeconds) {
+  std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort, timeoutSeconds));
   void* page = nullptr;
   const size_t bytes = (sizeof(OpQueueShared) + 4095) / 4096 * 4096;
   if (posix_memalign(&page, 4096, bytes) != 0) return InternalError("out of memory for the op queue");
@@ -49,37 +50,58 @@ Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64
   return Status::Ok();
 }
 
-Status OpQueue::waitForStart(uint64_t number) { return waitFor(shared_->started, number); }
+Status OpQueue::waitForStart(uint64_t number) { return waitFor(shared_->started, number, false); }
 
 Status OpQueue::post(const QueuedOp& op) {
-  if (posted_ - done() >= kOpQueueSlots) TUTTI_RETURN_IF_ERROR(waitFor(shared_->done, posted_ - kOpQueueSlots + 1));
+  if (posted_ - done() >= kOpQueueSlots) TUTTI_RETURN_IF_ERROR(waitForOps(posted_ - kOpQueueSlots + 1));
   shared_->ops[posted_ % kOpQueueSlots] = op;
   __atomic_store_n(&shared_->posted, ++posted_, __ATOMIC_RELEASE);
   return Status::Ok();
 }
 
-// A stop that cannot be posted (an abort while the queue was full) leaves
-// the queue abandoned: this worker and every later one leave at once, so
-// tutti's stream still drains.
+// A stop that cannot be posted (an abort while the queue was full), or
+// after the device stopped taking ops, leaves the queue abandoned: this
+// worker and every later one leave as soon as they run, so tutti's stream
+// still drains, and no second timeout is waited out.
 Status OpQueue::stop() {
   QueuedOp op{};
   op.kind = static_cast<uint32_t>(QueuedOpKind::kStop);
-  Status st = post(op);
+  Status st = stalled_ ? Status(Code::kTimeout, "the device stopped taking tutti's ops") : post(op);
   if (!st.ok()) {
     __atomic_store_n(&shared_->abandoned, uint64_t{1}, __ATOMIC_RELEASE);
     return st;
   }
-  return waitFor(shared_->done, posted_);
+  return waitForOps(posted_);
+}
+
+Status OpQueue::waitForOps(uint64_t target) {
+  Status st = waitFor(shared_->done, target, true);
+  stalled_ = st.code() == Code::kTimeout;
+  return st;
 }
 
 // The device answers within microseconds once it runs the worker; before
 // that it may be busy with the caller's earlier work for a long time.
-Status OpQueue::waitFor(const uint64_t& counter, uint64_t target) {
-  for (int spins = 0; __atomic_load_n(&counter, __ATOMIC_ACQUIRE) < target; ++spins) {
+Status OpQueue::waitFor(const uint64_t& counter, uint64_t target, bool bounded) {
+  uint64_t seen = __atomic_load_n(&counter, __ATOMIC_ACQUIRE);
+  uint64_t moved = seen;  // the count when it last moved, at `since`
+  auto since = std::chrono::steady_clock::now();
+  for (int spins = 0; seen < target; ++spins, seen = __atomic_load_n(&counter, __ATOMIC_ACQUIRE)) {
     if (abort_ && abort_->load(std::memory_order_relaxed))
       return InvalidUsage("the communicator was aborted while its device worker ran");
     if (spins < 1000) continue;
     std::this_thread::yield();
+    if (!bounded || spins % 1024 != 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (seen != moved) {
+      moved = seen;
+      since = now;
+    } else if (std::chrono::duration<double>(now - since).count() > timeoutSeconds_) {
+      return Status(Code::kTimeout, "tutti's device worker finished " + std::to_string(seen) + " of " +
+                                        std::to_string(target) + " ops and then none for " +
+                                        std::to_string(static_cast<int>(timeoutSeconds_)) +
+                                        " s (TUTTI_TIMEOUT): the device stopped taking them");
+    }
   }
   return refused();
 }

@@ -16,9 +16,10 @@ namespace tutti {
 
 class OpQueue {
  public:
-  // On the current device, for `stream`; `abort` ends a wait for the worker.
+  // On the current device, for `stream`; `abort` ends a wait for the
+  // worker, and one that sees no op finish for `timeoutSeconds` fails.
   static Result<std::unique_ptr<OpQueue>> create(DeviceRuntime& runtime, DeviceStream stream,
-                                                 const std::atomic<bool>* abort);
+                                                 const std::atomic<bool>* abort, double timeoutSeconds = 300);
   // The stream must be idle (no worker waiting for a stop).
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
@@ -30,27 +31,34 @@ class OpQueue {
   Status launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64_t* number = nullptr);
 
   // The background thread: waits until worker `number` began (its inputs
-  // are ready). post() waits while the queue is full.
+  // are ready: the caller's stream may hold it back for as long as its own
+  // work runs, so only an abort ends this wait). post() waits while the
+  // queue is full.
   Status waitForStart(uint64_t number);
   Status post(const QueuedOp& op);
   // Ops posted so far, and of them, the ones the device finished.
   uint64_t posted() const { return posted_; }
   uint64_t done() const { return __atomic_load_n(&shared_->done, __ATOMIC_ACQUIRE); }
   // Waits until the device finished every op posted.
-  Status drain() { return waitFor(shared_->done, posted_); }
+  Status drain() { return waitForOps(posted_); }
   // Ends the worker, after what was posted.
   Status stop();
 
  private:
-  OpQueue(DeviceRuntime& runtime, DeviceStream stream, const std::atomic<bool>* abort)
-      : runtime_(runtime), stream_(stream), abort_(abort) {}
-  // Waits until the device's `counter` reaches `target`.
-  Status waitFor(const uint64_t& counter, uint64_t target);
+  OpQueue(DeviceRuntime& runtime, DeviceStream stream, const std::atomic<bool>* abort, double timeoutSeconds)
+      : runtime_(runtime), stream_(stream), abort_(abort), timeoutSeconds_(timeoutSeconds) {}
+  // Waits until the device's `counter` reaches `target`; `bounded`: fails
+  // once the counter stood still for the timeout.
+  Status waitFor(const uint64_t& counter, uint64_t target, bool bounded);
+  // Waits until the worker finished `target` ops (bounded).
+  Status waitForOps(uint64_t target);
   Status refused() const;
 
   DeviceRuntime& runtime_;
   DeviceStream stream_;
   const std::atomic<bool>* abort_;
+  double timeoutSeconds_;
+  bool stalled_ = false;  // a wait for ops timed out: the device stopped taking them
   OpQueueShared* shared_ = nullptr;  // page-locked, mapped
   void* sharedOnDevice_ = nullptr;
   void* arrivals_ = nullptr;  // device memory: the workers' grid barrier

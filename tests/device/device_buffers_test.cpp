@@ -453,6 +453,36 @@ TEST(DeviceBuffers, AnAbortWithTheQueueFullLetsTheWorkerGo) {
   d.free(buf);
 }
 
+// A device that stops taking ops (here a worker whose stream stays held)
+// fails the wait for them after the timeout, saying so, instead of holding
+// the call's gate for ever; the stop then waits out no second timeout.
+TEST(DeviceBuffers, AWorkerThatTakesNoOpsFailsTheWaitAfterTheTimeout) {
+  FakeDevice d(1);
+  ASSERT_TRUE(d.loadKernels().ok());
+  tutti::DeviceStream s = *d.createStream();
+  auto queue = tutti::OpQueue::create(d, s, nullptr, 0.5);
+  ASSERT_TRUE(queue.ok()) << queue.status().message();
+  auto* hold = static_cast<uint32_t*>(*d.allocPinned(4096));
+  *hold = 0;
+  ASSERT_TRUE(d.waitWordAsync(s, hold, 1).ok());
+  ASSERT_TRUE((*queue)->launchWorker({}).ok());
+  char* buf = static_cast<char*>(d.alloc(8192));
+  ASSERT_TRUE((*queue)->post({buf, buf + 4096, nullptr, 4096, static_cast<uint32_t>(tutti::QueuedOpKind::kCopy), 0, 0, 0}).ok());
+  auto drained = std::async(std::launch::async, [&] { return (*queue)->drain(); });
+  ASSERT_EQ(drained.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the wait has no bound";
+  const tutti::Status st = drained.get();
+  EXPECT_EQ(st.code(), tutti::Code::kTimeout) << st.message();
+  EXPECT_NE(st.message().find("finished 0 of 1 ops"), std::string::npos) << st.message();
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ((*queue)->stop().code(), tutti::Code::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(400));
+  __atomic_store_n(hold, 1u, __ATOMIC_RELEASE);  // the worker runs, sees the queue abandoned, leaves
+  EXPECT_TRUE(d.synchronize(s).ok());
+  queue->reset();
+  d.destroyStream(s);
+  d.free(buf);
+}
+
 // Four ranks in one process sharing device 0 and one stream, in a group.
 TEST(DeviceBuffers, InitAllRanksShareOneDeviceAndStream) {
   auto body = [](const RankContext& ctx) -> std::string {
@@ -771,9 +801,10 @@ namespace {
 // on a GPU), over the emulated CUDA API: in place, blocks at offsets inside
 // one allocation, on the default stream and on a side stream, tutti's own
 // settings, and each result read back at once by a copy to pageable memory,
-// which waits behind the gate (torch's .cpu()). While it waits, no other
-// copy call of the process returns: the collective's own work must not be
-// one (it was cudaMemcpyAsync: every rank hung on an H200).
+// which waits behind the gate (torch's .cpu()). While it waits, CUDA holds
+// up other threads' event creation and destruction, and kernel launches
+// when the copy is on the legacy stream: the thread that runs the
+// collective must make none of those calls (it did: ranks hung on an H200).
 TEST(DeviceBuffers, InPlaceOnTheDefaultStreamAndASideStreamAsTorchCalls) {
   auto body = [](const RankContext& ctx) -> std::string {
     FakeDevice& d = processDevice();
