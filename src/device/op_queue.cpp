@@ -1,9 +1,6 @@
 #include "src/device/op_queue.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <thread>
 
 namespace tutti {
@@ -11,17 +8,11 @@ namespace tutti {
 Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceStream stream,
                                                  const std::atomic<bool>* abort, double timeoutSeconds) {
   std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort, timeoutSeconds));
-  void* page = nullptr;
-  const size_t bytes = (sizeof(OpQueueShared) + 4095) / 4096 * 4096;
-  if (posix_memalign(&page, 4096, bytes) != 0) return InternalError("out of memory for the op queue");
-  std::memset(page, 0, bytes);
-  q->shared_ = static_cast<OpQueueShared*>(page);
-  auto mapped = runtime.registerHost(page, bytes);
-  if (!mapped.ok()) {
-    std::free(page);
-    q->shared_ = nullptr;
-    return mapped.status().withContext("mapping the op queue into the device");
-  }
+  // Zeroed whole pages, as registration maps pages.
+  TUTTI_ASSIGN_OR_RETURN(q->memory_, HostBuffer::allocate((sizeof(OpQueueShared) + 4095) / 4096 * 4096));
+  auto mapped = runtime.registerHost(q->memory_.data(), q->memory_.size());
+  if (!mapped.ok()) return mapped.status().withContext("mapping the op queue into the device");
+  q->shared_ = reinterpret_cast<OpQueueShared*>(q->memory_.data());
   q->sharedOnDevice_ = *mapped;
   TUTTI_ASSIGN_OR_RETURN(q->arrivals_, runtime.allocDevice(sizeof(uint64_t)));
   // The barrier's count starts at zero, once: it only grows after.
@@ -34,10 +25,7 @@ Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceS
 
 OpQueue::~OpQueue() {
   if (arrivals_) runtime_.freeDevice(arrivals_);
-  if (shared_) {
-    runtime_.unregisterHost(shared_);
-    std::free(shared_);
-  }
+  if (shared_) runtime_.unregisterHost(shared_);
 }
 
 Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64_t* number) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/op_queue.h"
+#include "src/common/host_buffer.h"
 #include "src/device/device_runtime.h"
 
 namespace tutti {
@@ -59,7 +60,8 @@ class OpQueue {
   const std::atomic<bool>* abort_;
   double timeoutSeconds_;
   bool stalled_ = false;  // a wait for ops timed out: the device stopped taking them
-  OpQueueShared* shared_ = nullptr;  // page-locked, mapped
+  HostBuffer memory_;
+  OpQueueShared* shared_ = nullptr;  // in memory_, page-locked and mapped
   void* sharedOnDevice_ = nullptr;
   void* arrivals_ = nullptr;  // device memory: the workers' grid barrier
   unsigned blocks_ = 1;
