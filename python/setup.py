@@ -2,6 +2,7 @@
 
     TUTTI_HOME=/usr/local pip install ./python      # against an installed tutti
     python3 python/setup.py build_ext --inplace       # against ./build (the default)
+    TUTTI_TORCH_CUDA=0 ...                           # without the CUDA-tensor path
 
 TUTTI_HOME is a prefix with include/tutti/tutti.h and lib/libtutti.so; without
 it the source tree's include/ and build/ are used.
@@ -24,7 +25,8 @@ library_dir = os.path.abspath(library_dir)
 
 # A PyTorch built with CUDA: CUDA tensors go to tutti's stream-ordered device
 # calls (csrc/device_stream.h); without it they are staged through the host.
-with_cuda = torch.version.cuda is not None
+# TUTTI_TORCH_CUDA=0 builds the host-staged path against a CUDA PyTorch too.
+with_cuda = torch.version.cuda is not None and os.environ.get("TUTTI_TORCH_CUDA", "1") != "0"
 # Recent PyTorch 2.x headers need C++20 (2.14's ATen refuses less); 1.x's C++17.
 cxx_standard = "c++20" if int(torch.__version__.split(".")[0]) >= 2 else "c++17"
 Extension = CUDAExtension if with_cuda else CppExtension

@@ -13,11 +13,15 @@ Debian's base system (Essential or Priority: required), since install-deps.sh
 installs with --no-install-recommends on a fresh machine. A package reached
 only because an earlier session installed it by hand fails the check, naming
 the file and its package. The CUDA toolkit in /usr/local/cuda is no Debian
-package: its files are counted and allowed.
+package: its files are counted and allowed. Files of the PyTorch backend's
+Python environment (scripts/make-venv.sh; the build's TUTTI_PYTHON) are
+mapped to the PyPI package whose RECORD lists them, which
+python/requirements.txt must pin at the installed version.
 
     scripts/check-deps.py BUILD_DIR [--drop PKG ...]
 
---drop leaves packages out of the list, to show that the check catches them.
+--drop leaves packages (Debian's or PyPI's) out of the lists, to show that the
+check catches them.
 """
 import argparse
 import glob
@@ -110,6 +114,62 @@ def owner_of(path, owners):
     return None
 
 
+def normalized(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pinned_pypi_packages():
+    """name -> version of every pin in python/requirements.txt."""
+    path = os.path.join(SOURCE, "python", "requirements.txt")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {normalized(m.group(1)): m.group(2)
+                for m in re.finditer(r"^([A-Za-z0-9_.-]+)==(\S+)", f.read(), re.M)}
+
+
+def build_python(build):
+    """The Python the torch extension was built with (CMake's TUTTI_PYTHON)."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            m = re.search(r"^TUTTI_PYTHON:FILEPATH=(.+)$", f.read(), re.M)
+    except OSError:
+        return None
+    return m.group(1).strip() if m and m.group(1).strip() else None
+
+
+def site_packages(python):
+    """Its site-packages folders (real paths); none for a Python outside a
+    virtual environment, whose packages are Debian's."""
+    if not python:
+        return []
+    out = subprocess.run([python, "-c", "import sys, sysconfig; p = sysconfig.get_paths(); "
+                          "print(sys.prefix != sys.base_prefix); print(p['purelib']); print(p['platlib'])"],
+                         check=True, capture_output=True, text=True).stdout.split("\n")
+    return sorted({os.path.realpath(p) for p in out[1:3] if p}) if out[0] == "True" else []
+
+
+def pypi_owners(sites):
+    """Path -> (name, version), from each installed distribution's RECORD."""
+    owners = {}
+    for site in sites:
+        for record in glob.glob(os.path.join(site, "*.dist-info", "RECORD")):
+            name, version = os.path.basename(os.path.dirname(record))[:-len(".dist-info")].rsplit("-", 1)
+            with open(record, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    path = line.rsplit(",", 2)[0]
+                    owners[os.path.realpath(os.path.join(site, path))] = (normalized(name), version)
+    return owners
+
+
+def torch_library_path(sites):
+    """Where the extension's torch and CUDA libraries are found once torch is
+    imported: torch/lib and the nvidia-* packages' lib folders."""
+    dirs = [d for site in sites for d in glob.glob(os.path.join(site, "torch", "lib")) +
+            glob.glob(os.path.join(site, "nvidia", "*", "lib")) + glob.glob(os.path.join(site, "nvidia", "cu*", "lib"))]
+    return ":".join(dirs)
+
+
 def make_rule_deps(text):
     """The prerequisites of `gcc -M` output."""
     text = text.replace("\\\n", " ")
@@ -120,7 +180,7 @@ def extension_headers(build):
     """The torch extension is compiled by torch's own ninja file, whose depfiles
     leave out system headers (-MMD): preprocess each source again with -M."""
     paths, sources = set(), 0
-    for ninja_file in glob.glob(os.path.join(build, "python-build", "**", "build.ninja"),
+    for ninja_file in glob.glob(os.path.join(build, "python*-build", "**", "build.ninja"),
                                 recursive=True):
         with open(ninja_file) as f:
             text = f.read()
@@ -157,8 +217,10 @@ def is_elf(path):
         return False
 
 
-def libraries_used(build):
-    """ldd of every program and shared library built; 'not found' is an error."""
+def libraries_used(build, torch_libs):
+    """ldd of every program and shared library built; 'not found' is an error.
+    The torch extension is resolved as it loads: after torch, whose libraries
+    are then found (torch_libs)."""
     paths, missing = set(), []
     for root, dirs, files in os.walk(build):
         dirs[:] = [d for d in dirs if d != "CMakeFiles"]
@@ -168,7 +230,10 @@ def libraries_used(build):
                 continue
             if not (os.access(path, os.X_OK) or ".so" in name):
                 continue
-            out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+            env = dict(os.environ)
+            if os.path.relpath(path, build).startswith("python") and torch_libs:
+                env["LD_LIBRARY_PATH"] = torch_libs
+            out = subprocess.run(["ldd", path], capture_output=True, text=True, env=env).stdout
             for line in out.splitlines():
                 if "not found" in line:
                     missing.append(f"{path}: {line.strip()}")
@@ -190,17 +255,30 @@ def main():
     not_installed = [p for p in listed if p not in db]
     allowed = allowed_packages(listed, db)
     owners = file_owners()
+    pins = {n: v for n, v in pinned_pypi_packages().items() if n not in map(normalized, args.drop)}
+    sites = site_packages(build_python(build))
+    pypi = pypi_owners(sites)
 
     headers, extension_sources = headers_used(build)
     problems_first = []
     if not extension_sources and glob.glob(os.path.join(build, "python", "tutti_torch", "*.so")):
         problems_first = ["the torch extension was built but its build.ninja was not found"]
-    libraries, missing = libraries_used(build)
+    libraries, missing = libraries_used(build, torch_library_path(sites))
     problems = problems_first + missing
-    checked, cuda, packages = 0, 0, set()
+    checked, cuda, packages, from_pypi = 0, 0, set(), set()
     for path in sorted(headers | libraries):
         path = os.path.normpath(path)
         real = os.path.realpath(path)
+        if any(real.startswith(site + "/") for site in sites):
+            name, version = pypi.get(real, (None, None))
+            if name is None:
+                problems.append(f"{path}: belongs to no PyPI package of {sites[0]}")
+            elif pins.get(name) != version:
+                problems.append(f"{path}: from PyPI package {name}=={version}, which python/requirements.txt "
+                                f"does not pin" + (f" (it pins {pins[name]})" if name in pins else ""))
+            else:
+                from_pypi.add(name)
+            continue
         if any(p.startswith(SOURCE + "/") or p.startswith(build + "/") for p in (path, real)):
             continue
         if any(p.startswith(c) for p in (path, real) for c in CUDA_PREFIXES):
@@ -218,14 +296,15 @@ def main():
     for p in not_installed:
         problems.append(f"{p}: named by scripts/install-deps.sh but not installed")
     print(f"check-deps: {checked} headers and libraries from {len(packages)} Debian packages, "
-          f"{cuda} from the CUDA toolkit in /usr/local/cuda"
+          f"{cuda} from the CUDA toolkit in /usr/local/cuda, "
+          f"files of {len(from_pypi)} PyPI packages pinned by python/requirements.txt ({', '.join(sorted(from_pypi))})"
           + (f" (dropped: {', '.join(args.drop)})" if args.drop else ""))
     for p in problems:
         print("check-deps: " + p)
     if problems:
         print(f"check-deps: FAILED: {len(problems)} file(s) a fresh machine would lack")
         return 1
-    print("check-deps: every one comes from a package install-deps.sh installs")
+    print("check-deps: every one comes from a package install-deps.sh installs or requirements.txt pins")
     return 0
 
 

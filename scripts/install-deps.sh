@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs, from Debian 12's archive, whatever tutti's build and tests need
-# and this machine lacks. Run as root (or with sudo available).
-#   --list   prints the package list, one a line, and installs nothing
+# and this machine lacks, then the PyTorch backend's Python environment from
+# PyPI (scripts/make-venv.sh). Run as root (or with sudo available).
+#   --list   prints the Debian package list, one a line, and installs nothing
 #            (scripts/check-deps.py checks the build against it).
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
           libbenchmark-dev iproute2 python3
           libucx-dev ucx-utils libibverbs-dev   # UCX transport; verbs headers (the library is dlopened)
-          python3-torch libtorch-dev python3-dev python3-setuptools  # the torch.distributed backend
-          pybind11-dev                          # torch's extension headers include pybind11's
+          python3-dev python3-venv              # the torch.distributed backend (PyTorch: scripts/make-venv.sh)
           python3-matplotlib                    # bench/plot.py draws the figures
           openmpi-bin)                          # mpirun, one of the launchers tests/launchers checks
 if [[ ${1:-} == --list ]]; then
@@ -19,12 +19,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "installing: ${missing[*]}" >&2
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo=sudo
+  $sudo apt-get -o DPkg::Lock::Timeout=900 update -q >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q \
+    --no-install-recommends "${missing[@]}" >&2
 fi
-echo "installing: ${missing[*]}" >&2
-sudo=""
-[[ $(id -u) -ne 0 ]] && sudo=sudo
-$sudo apt-get -o DPkg::Lock::Timeout=900 update -q >&2
-DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q \
-  --no-install-recommends "${missing[@]}" >&2
+"$(dirname "$0")/make-venv.sh"

@@ -396,9 +396,18 @@ def check_subgroup(rank, world):
             fail(f"new_group size {dist.get_world_size(sub)}, want {len(members)}")
 
 
+def check_build():
+    """The module is the build the test was started for: with or without
+    the CUDA-tensor path (TUTTI_TORCH_EXPECT_CUDA_PATH=ON or OFF)."""
+    want = os.environ.get("TUTTI_TORCH_EXPECT_CUDA_PATH")
+    if want is not None and tutti_torch._C.cuda_path() != (want == "ON"):
+        fail(f"tutti_torch built with the CUDA path: {tutti_torch._C.cuda_path()}, want {want}")
+
+
 def main():
     dist.init_process_group("tutti")
     rank, world = dist.get_rank(), dist.get_world_size()
+    check_build()
     gloo = dist.new_group(backend="gloo")
     check_allreduce(gloo, rank)
     check_async_future(gloo, rank)
@@ -420,7 +429,8 @@ def main():
     if failures:
         print(f"rank {rank}: {len(failures)} failure(s)", file=sys.stderr)
         sys.exit(1)
-    print(f"rank {rank}: every check passed ({world} processes, torch {torch.__version__})")
+    print(f"rank {rank}: every check passed ({world} processes, torch {torch.__version__}, "
+          f"CUDA path {'built' if tutti_torch._C.cuda_path() else 'not built'})")
 
 
 if __name__ == "__main__":
