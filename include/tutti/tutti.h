@@ -136,6 +136,11 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm);
 tuttiResult_t tuttiCommDestroy(tuttiComm_t comm);
 /* Safe from any thread: makes every pending and future call on comm fail, then frees it. */
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm);
+/* Safe from any thread: makes every pending and future call on comm fail and
+ * tells its peers, as tuttiCommAbort does, but leaves the handle valid for
+ * the queries and tuttiCommDestroy, so that a thread still inside a call on
+ * it never sees it freed (NCCL 2.28's ncclCommRevoke). revokeFlags must be 0. */
+tuttiResult_t tuttiCommRevoke(tuttiComm_t comm, int revokeFlags);
 /* tuttiInProgress while a non-blocking init or call is still running, then
  * the first error a call met in the background (or from a failed peer). */
 tuttiResult_t tuttiCommGetAsyncError(tuttiComm_t comm, tuttiResult_t* asyncError);

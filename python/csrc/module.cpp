@@ -3,11 +3,27 @@
 #include <pybind11/chrono.h>
 #include <torch/extension.h>
 
+#include <optional>
+#include <vector>
+
 #include "process_group_tutti.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("create_process_group", &tutti_torch::ProcessGroupTutti::create,
+  using tutti_torch::ProcessGroupTutti;
+  m.def("create_process_group", &ProcessGroupTutti::create,
         "Makes a tutti process group (store, rank, size, timeout)");
+#if TUTTI_TORCH_AT_LEAST(2, 8)
+  // Registered so that PyTorch hands Python tutti's groups as this type
+  // (pybind11 finds the most derived registered type).
+  pybind11::class_<ProcessGroupTutti, c10d::Backend, c10::intrusive_ptr<ProcessGroupTutti>>(m, "ProcessGroupTutti")
+      // After an eager init (device_id), PyTorch's new_group has the ranks
+      // outside the new group call this, as NCCL's split needs every rank of
+      // the parent. A tutti group is made by its members alone (from the
+      // store), also where only they call new_group (use_local_synchronization):
+      // there is nothing for the others to do.
+      .def("perform_nocolor_split", [](ProcessGroupTutti&, const std::optional<at::Device>&) {},
+           pybind11::arg("device") = std::nullopt);
+#endif
   m.def("cuda_path", [] {
 #ifdef TUTTI_TORCH_CUDA
     return true;

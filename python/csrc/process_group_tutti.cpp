@@ -72,15 +72,21 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
   auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
   config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
   check(tuttiCommInitRankConfig(&comm_, size, id, rank, &config), "tuttiCommInitRankConfig");
-  queue_ = std::make_unique<tutti::SerialWorker>();
-  completions_ = std::make_unique<tutti::SerialWorker>();
+  startQueues();
 }
 
 ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                      int size, std::chrono::milliseconds timeout)
     : GroupBase(rank, size), comm_(comm), store_(store), timeout_(timeout) {
+  startQueues();
+}
+
+void ProcessGroupTutti::startQueues() {
   queue_ = std::make_unique<tutti::SerialWorker>();
   completions_ = std::make_unique<tutti::SerialWorker>();
+#if TUTTI_TORCH_AT_LEAST(2, 8)
+  options_ = c10::make_intrusive<c10d::Backend::Options>("tutti", timeout_);
+#endif
 }
 
 ProcessGroupTutti::~ProcessGroupTutti() {
@@ -102,6 +108,12 @@ c10::intrusive_ptr<GroupBase> ProcessGroupTutti::create(const c10::intrusive_ptr
       store, rank, size, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
 }
 
+void ProcessGroupTutti::ensureOpen(const char* call) const {
+  State state = state_.load();
+  TORCH_CHECK(state == State::kOpen, "tutti backend, rank ", getRank(), ": ", call, " on a group that was ",
+              state == State::kAborted ? "aborted" : "shut down");
+}
+
 void ProcessGroupTutti::check(tuttiResult_t result, const char* call) const {
   if (result == tuttiSuccess) return;
   std::string prefix = std::string("tutti backend, rank ") + std::to_string(getRank()) + ": " + call;
@@ -116,6 +128,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
                                                           std::vector<at::Tensor> outputs,
                                                           const at::Tensor& where,
                                                           std::function<void(void* stream)> body) {
+  ensureOpen(c10d::opTypeToString(type).c_str());
   ++sequence_;
   if (where.defined() && where.is_cuda()) return onStream(type, std::move(outputs), where, std::move(body));
   auto work = c10::make_intrusive<TuttiWork>(getRank(), type, std::move(outputs));
@@ -442,6 +455,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recvAnysource(std::vector<at::
 // on one stream a send and a recv complete in issue order, as with NCCL.
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::pointToPoint(const at::Tensor& tensor, int peer, int tag,
                                                                bool isSend) {
+  ensureOpen(isSend ? "send" : "recv");
   Staged s = stage(tensor);
   auto opType = isSend ? c10d::OpType::SEND : peer == PointToPoint::kAnySource ? c10d::OpType::RECVANYSOURCE
                                                                                : c10d::OpType::RECV;

@@ -139,6 +139,15 @@ class ProcessGroupTutti : public GroupBase {
                                           const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<c10d::Backend::Options>& opts) override;
 #endif
+#if TUTTI_TORCH_AT_LEAST(2, 8)
+  // What PyTorch reads back (backend.options; split_group copies them).
+  c10::intrusive_ptr<c10d::Backend::Options> getBackendOptions() override { return options_; }
+  // From any thread: the call in flight fails at once, and every later one
+  // (tuttiCommRevoke); the communicator itself goes with the group.
+  void abort() override;
+  // Completes what was issued, then lets the communicator go; later calls fail.
+  void shutdown() override;
+#endif
   // Every rank counts the calls it issues to the group, from 0.
   void setSequenceNumberForGroup() override { sequence_ = 0; }
   uint64_t getSequenceNumberForGroup() override { return sequence_; }
@@ -156,6 +165,9 @@ class ProcessGroupTutti : public GroupBase {
                                            const char* which) const;
   // The root of a rooted call, checked against the group's size.
   int rootOf(int64_t root, const char* call) const;
+  void startQueues();
+  // Throws, naming the call, once the group was aborted or shut down.
+  void ensureOpen(const char* call) const;
   // Throws with tutti's message when a call failed.
   void check(tuttiResult_t result, const char* call) const;
   void allreduceIn(const at::Tensor& tensor, const c10d::ReduceOp& op, void* stream);
@@ -163,6 +175,18 @@ class ProcessGroupTutti : public GroupBase {
   c10::intrusive_ptr<c10d::Work> pointToPoint(const at::Tensor& tensor, int peer, int tag, bool isSend);
 
   tuttiComm_t comm_ = nullptr;
+  enum class State { kOpen, kAborted, kShutDown };
+  std::atomic<State> state_{State::kOpen};
+#if TUTTI_TORCH_AT_LEAST(2, 8)
+  c10::intrusive_ptr<c10d::Backend::Options> options_;
+  // The last split asked of this group, and what it gave (split()).
+  struct Split {
+    const c10d::Store* store = nullptr;
+    std::vector<int> ranks;
+    bool member = false;
+    c10::weak_intrusive_ptr<c10d::Backend> child{c10::intrusive_ptr<c10d::Backend>()};
+  } lastSplit_;
+#endif
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;
   std::atomic<uint64_t> sequence_{0};

@@ -5,7 +5,11 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
+#include <pybind11/pybind11.h>
+
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "process_group_tutti.h"
 #include "tutti_work.h"
@@ -93,6 +97,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduceScatterTensorCoalesced(
 c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::split(const c10::intrusive_ptr<c10d::Store>& store,
                                                            const std::vector<int>& ranks,
                                                            const c10::intrusive_ptr<c10d::Backend::Options>& opts) {
+  ensureOpen("split");
+  // One backend serves both of the group's devices, and ProcessGroup's
+  // splitGroup asks each device's backend: the second ask of one split (the
+  // same store and ranks) gets the first's answer, or ranks that are not
+  // members (asked twice) and ranks that are (asked once) would disagree on
+  // how many tuttiCommSplit calls there are.
+  if (lastSplit_.store == store.get() && lastSplit_.ranks == ranks) {
+    if (!lastSplit_.member) return nullptr;
+    if (auto child = lastSplit_.child.lock()) return child;
+  }
   auto me = std::find(ranks.begin(), ranks.end(), getRank());
   // The color names the member set: its lowest rank is unique to it among
   // disjoint groups.
@@ -101,9 +115,37 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::split(const c10::intrusive_
   tuttiComm_t child = nullptr;
   queue_->drain();  // after every call issued so far, from this thread
   check(tuttiCommSplit(comm_, color, key, &child, nullptr), "tuttiCommSplit");
+  lastSplit_.store = store.get();
+  lastSplit_.ranks = ranks;
+  lastSplit_.member = child != nullptr;
+  lastSplit_.child.reset();
   if (!child) return nullptr;
   auto timeout = opts ? opts->timeout : timeout_;
-  return c10::make_intrusive<ProcessGroupTutti>(child, store, key, static_cast<int>(ranks.size()), timeout);
+  c10::intrusive_ptr<c10d::Backend> group =
+      c10::make_intrusive<ProcessGroupTutti>(child, store, key, static_cast<int>(ranks.size()), timeout);
+  lastSplit_.child = c10::weak_intrusive_ptr<c10d::Backend>(group);
+  return group;
+}
+
+void ProcessGroupTutti::abort() {
+  if (state_.exchange(State::kAborted) != State::kOpen || !comm_) return;
+  // Revoke waits (milliseconds) for the call in flight to leave tutti, which
+  // needs no GIL; the queue's thread may need it to fail that call's Work.
+  std::optional<pybind11::gil_scoped_release> withoutGil;
+  if (Py_IsInitialized() && PyGILState_Check()) withoutGil.emplace();
+  check(tuttiCommRevoke(comm_, 0), "abort (tuttiCommRevoke)");
+}
+
+void ProcessGroupTutti::shutdown() {
+  State open = State::kOpen;
+  if (!state_.compare_exchange_strong(open, State::kShutDown)) return;
+  std::optional<pybind11::gil_scoped_release> withoutGil;  // as in the destructor
+  if (Py_IsInitialized() && PyGILState_Check()) withoutGil.emplace();
+  p2p_.reset();
+  queue_->drain();
+  completions_->drain();
+  tuttiComm_t comm = std::exchange(comm_, nullptr);
+  if (comm) check(tuttiCommDestroy(comm), "shutdown (tuttiCommDestroy)");
 }
 #endif
 

@@ -22,8 +22,12 @@ inline tuttiResult_t toResult(Code code) { return static_cast<tuttiResult_t>(cod
 // Records and converts an error of `api` on `comm` (may be null).
 tuttiResult_t report(tuttiComm_t comm, const char* api, const Status& st);
 
+// Queries still answer on an aborted (revoked) communicator; calls do not.
+enum class AfterAbort { kRefuse, kAnswer };
+
 template <typename Body>
-tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
+tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body,
+                          AfterAbort afterAbort = AfterAbort::kRefuse) {
   if (!isHandle(comm)) return report(nullptr, api, checkHandle(comm));
   if (!comm->ready.load(std::memory_order_acquire)) {
     if (comm->initResult.load() != tuttiSuccess)
@@ -33,7 +37,7 @@ tuttiResult_t guardedCall(tuttiComm_t comm, const char* api, Body&& body) {
                                              "tuttiInProgress"));
   }
   Communicator& c = *comm->impl;
-  if (c.abortFlag().load())
+  if (afterAbort == AfterAbort::kRefuse && c.abortFlag().load())
     return report(comm, api, InvalidUsage("the communicator was aborted"));
   c.activeCalls().fetch_add(1);
   setLogRank(c.rank());

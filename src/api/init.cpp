@@ -170,20 +170,40 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
   });
 }
 
+namespace {
+
+// Fails every call in flight on a ready communicator and every later one,
+// and tells its peers; false if a call is still inside after the timeout.
+bool stopCalls(Communicator& c) {
+  c.abortFlag().store(true);
+  // Calls in flight notice the flag within milliseconds; wait them out.
+  Deadline deadline = Deadline::after(c.config().timeoutSeconds);
+  while (c.activeCalls().load() > 0 && !deadline.expired())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  c.notifyFailure(c.rank());
+  return c.activeCalls().load() == 0;
+}
+
+}  // namespace
+
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
   if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, "tuttiCommAbort", st);
-  if (comm->ready.load(std::memory_order_acquire)) {
-    Communicator& c = *comm->impl;
-    c.abortFlag().store(true);
-    // Calls in flight notice the flag within milliseconds; wait them out.
-    Deadline deadline = Deadline::after(c.config().timeoutSeconds);
-    while (c.activeCalls().load() > 0 && !deadline.expired())
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    c.notifyFailure(c.rank());
-    if (c.activeCalls().load() > 0) return tuttiInternalError;  // leak rather than free in use
-  }
+  if (comm->ready.load(std::memory_order_acquire) && !stopCalls(*comm->impl))
+    return tuttiInternalError;  // leak rather than free in use
   comm->background.stop();  // queued calls fail at once on the abort flag
   delete comm;
+  return tuttiSuccess;
+}
+
+tuttiResult_t tuttiCommRevoke(tuttiComm_t comm, int revokeFlags) {
+  const char* api = "tuttiCommRevoke";
+  if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, api, st);
+  if (revokeFlags != 0)
+    return report(comm, api, InvalidArgument("revokeFlags is " + std::to_string(revokeFlags) + "; it must be 0"));
+  if (!comm->ready.load(std::memory_order_acquire))
+    return report(comm, api, InvalidUsage("the communicator is not initialized (tuttiCommAbort ends an init)"));
+  if (!stopCalls(*comm->impl))
+    return report(comm, api, InternalError("a call was still inside after the timeout"));
   return tuttiSuccess;
 }
 
@@ -207,7 +227,7 @@ tuttiResult_t tuttiCommCount(const tuttiComm_t comm, int* count) {
   return guardedCall(comm, "tuttiCommCount", [&](Communicator& c) {
     *count = c.size();
     return Status::Ok();
-  });
+  }, AfterAbort::kAnswer);
 }
 
 tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device) {
@@ -217,7 +237,7 @@ tuttiResult_t tuttiCommCuDevice(const tuttiComm_t comm, int* device) {
     if (c.device() < 0)
       return InvalidUsage("the communicator is host-only: no CUDA device was current when it was made");
     return Status::Ok();
-  });
+  }, AfterAbort::kAnswer);
 }
 
 tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, size_t* deviceBytes) {
@@ -227,7 +247,7 @@ tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, siz
     *hostBytes = c.memoryHeld().hostBytes.load();
     *deviceBytes = c.memoryHeld().deviceBytes.load();
     return Status::Ok();
-  });
+  }, AfterAbort::kAnswer);
 }
 
 tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
@@ -235,7 +255,7 @@ tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank) {
   return guardedCall(comm, "tuttiCommUserRank", [&](Communicator& c) {
     *rank = c.rank();
     return Status::Ok();
-  });
+  }, AfterAbort::kAnswer);
 }
 
 }  // extern "C"

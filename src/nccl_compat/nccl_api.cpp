@@ -241,8 +241,9 @@ Result ncclCommShrink(ncclComm*, int*, int, ncclComm** newcomm, Config*, int) {
                 "not supported by tutti (use ncclCommSplit with the surviving ranks)");
 }
 
-Result ncclCommRevoke(ncclComm*, int) {
-  return refuse(kInvalidUsage, "ncclCommRevoke", "not supported by tutti (use ncclCommAbort)");
+Result ncclCommRevoke(ncclComm* comm, int revokeFlags) {
+  if (Result r = checkComm(comm, "ncclCommRevoke")) return r;
+  return forward(tuttiCommRevoke(comm->tutti, revokeFlags));
 }
 
 Result ncclCommFinalize(ncclComm* comm) {

@@ -391,5 +391,45 @@ TEST(Errors, AbortFromAnotherThreadUnblocksAWaitingCall) {
   EXPECT_EQ(summarize(outcomes), "");
 }
 
+TEST(Errors, RevokeFromAnotherThreadUnblocksAWaitingCallAndKeepsTheHandle) {
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    if (ctx.rank == 1) {  // never joins the all-reduce
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      tuttiCommDestroy(comm);
+      return "";
+    }
+    if (tuttiCommRevoke(comm, 1) != tuttiInvalidArgument) return "revokeFlags 1 was taken";
+    std::thread revoker([comm] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      tuttiCommRevoke(comm, 0);
+    });
+    float x = 1;
+    auto t0 = std::chrono::steady_clock::now();
+    tuttiResult_t r = tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string msg = tuttiGetLastError(comm);  // the handle is still valid
+    revoker.join();
+    if (r == tuttiSuccess) return "the call succeeded without its peer";
+    if (!contains(msg, "abort")) return "error does not say it was aborted: " + msg;
+    if (s > 5) return "revoke took " + std::to_string(s) + " s to unblock the call";
+    int rank = -1;
+    if (tuttiCommUserRank(comm, &rank) != tuttiSuccess || rank != 0) return "a query failed after revoke";
+    if (tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr) == tuttiSuccess)
+      return "a call after revoke succeeded";
+    if (!contains(tuttiGetLastError(comm), "aborted"))
+      return std::string("a call after revoke said: ") + tuttiGetLastError(comm);
+    if (tuttiCommDestroy(comm) != tuttiSuccess) return "destroy after revoke failed";
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    env["TUTTI_TIMEOUT"] = "60";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
 }  // namespace
 }  // namespace tutti_test
