@@ -84,6 +84,7 @@ ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<
 void ProcessGroupTutti::startQueues() {
   queue_ = std::make_unique<tutti::SerialWorker>();
   completions_ = std::make_unique<tutti::SerialWorker>();
+  finisher_ = std::make_unique<CompletionPool>();
 #if TUTTI_TORCH_AT_LEAST(2, 8)
   options_ = c10::make_intrusive<c10d::Backend::Options>("tutti", timeout_);
 #endif
@@ -98,6 +99,7 @@ ProcessGroupTutti::~ProcessGroupTutti() {
   p2p_.reset();
   queue_.reset();  // finishes what was issued
   completions_.reset();
+  finisher_.reset();
   if (comm_) tuttiCommDestroy(comm_);
 }
 
@@ -132,13 +134,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
   ++sequence_;
   if (where.defined() && where.is_cuda()) return onStream(type, std::move(outputs), where, std::move(body));
   auto work = c10::make_intrusive<TuttiWork>(getRank(), type, std::move(outputs));
-  queue_->post([work, body = std::move(body)] {
+  queue_->post([work, body = std::move(body), finisher = finisher_.get()] {
+    std::exception_ptr error;
     try {
       body(nullptr);
-      work->complete();
     } catch (...) {
-      work->fail(std::current_exception());
+      error = std::current_exception();
     }
+    finisher->post([work, error] { error ? work->fail(error) : work->complete(); });
   });
   return issued(work);
 }
@@ -171,7 +174,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::onStream(c10d::OpType type, st
   c10::Event done(where.device().type());
   done.record(stream);
   return issued(c10::make_intrusive<StreamWork>(getRank(), type, std::move(outputs), where.device(),
-                                                std::move(done), comm_, *completions_));
+                                                std::move(done), comm_, *completions_, *finisher_));
 }
 
 void ProcessGroupTutti::allreduceIn(const at::Tensor& t, const c10d::ReduceOp& op, void* stream) {
@@ -474,11 +477,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::pointToPoint(const at::Tensor&
   }
   std::call_once(p2pMade_, [this] { p2p_ = std::make_unique<PointToPoint>(store_, getRank(), getSize(), timeout_); });
   auto work = c10::make_intrusive<TuttiWork>(getRank(), opType, std::vector<at::Tensor>{tensor});
-  auto done = [work, s, isSend](int from, std::exception_ptr error) {
-    if (error) return work->fail(error);
-    if (!isSend) unstage(s);
-    work->setSource(from);
-    work->complete();
+  auto done = [work, s, isSend, finisher = finisher_.get()](int from, std::exception_ptr error) {
+    if (!error && !isSend) unstage(s);
+    finisher->post([work, from, error] {
+      if (error) return work->fail(error);
+      work->setSource(from);
+      work->complete();
+    });
   };
   if (isSend) p2p_->send(s.buffer, peer, tag, done);
   else p2p_->recv(s.buffer, peer, tag, done);

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 
+#include "completion_pool.h"
 #include "src/common/serial_worker.h"
 #include "point_to_point.h"
 #include "tensor_map.h"
@@ -206,6 +207,8 @@ class ProcessGroupTutti : public GroupBase {
   std::unique_ptr<tutti::SerialWorker> queue_;
   // Completes the futures of calls on CUDA tensors once their events are done.
   std::unique_ptr<tutti::SerialWorker> completions_;
+  // Completes the Works' futures, whose callbacks may wait for more calls.
+  std::unique_ptr<CompletionPool> finisher_;
 };
 
 }  // namespace tutti_torch

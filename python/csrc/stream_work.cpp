@@ -20,7 +20,8 @@ static std::exception_ptr asyncErrorOf(tuttiComm_t comm, int rank) {
 }
 
 StreamWork::StreamWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, c10::Device device,
-                       c10::Event event, tuttiComm_t comm, tutti::SerialWorker& completions)
+                       c10::Event event, tuttiComm_t comm, tutti::SerialWorker& completions,
+                       CompletionPool& finisher)
     : c10d::Work(rank, type),
       outputs_(std::move(outputs)),
       device_(device),
@@ -33,10 +34,13 @@ StreamWork::StreamWork(int rank, c10d::OpType type, std::vector<at::Tensor> outp
   auto future = future_;
   auto event_ptr = event_;
   auto outs = outputs_;
-  completions.post([future, event_ptr, outs, comm, rank] {
+  completions.post([future, event_ptr, outs, comm, rank, &finisher] {
     while (!event_ptr->query()) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    if (auto error = asyncErrorOf(comm, rank)) future->setError(error);
-    else future->markCompleted(c10::IValue(outs));
+    auto error = asyncErrorOf(comm, rank);
+    finisher.post([future, outs, error] {
+      if (error) future->setError(error);
+      else future->markCompleted(c10::IValue(outs));
+    });
   });
 }
 

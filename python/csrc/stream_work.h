@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "completion_pool.h"
 #include "src/common/serial_worker.h"
 #include "tutti/tutti.h"
 
@@ -17,9 +18,10 @@ namespace tutti_torch {
 
 class StreamWork : public c10d::Work {
  public:
-  // `event` is recorded already; `completions` marks the future once it is done.
+  // `event` is recorded already; `completions` polls it, and `finisher`
+  // completes the future once it is done.
   StreamWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs, c10::Device device,
-             c10::Event event, tuttiComm_t comm, tutti::SerialWorker& completions);
+             c10::Event event, tuttiComm_t comm, tutti::SerialWorker& completions, CompletionPool& finisher);
 
   bool isCompleted() override;
   bool isSuccess() const override;

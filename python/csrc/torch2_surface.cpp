@@ -144,6 +144,7 @@ void ProcessGroupTutti::shutdown() {
   p2p_.reset();
   queue_->drain();
   completions_->drain();
+  finisher_.reset();  // runs the completions queued, then joins
   tuttiComm_t comm = std::exchange(comm_, nullptr);
   if (comm) check(tuttiCommDestroy(comm), "shutdown (tuttiCommDestroy)");
 }
