@@ -1,7 +1,6 @@
 #!/bin/sh
 # Runs a script under torchrun with N processes on this host (loopback only).
-# --redirects/--tee 3: torch 1.13 on Python 3.11 cannot parse their default
-# "0" (IntFlag iteration skips the zero member); 3 tees each rank to console.
+# --redirects=2 --tee=2: each rank's stderr goes to the console, named.
 # usage: run_torchrun.sh PYTHON NPROCS SCRIPT
 set -e
 python=$1 nprocs=$2 script=$3
