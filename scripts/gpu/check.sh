@@ -12,7 +12,7 @@
 # /opt/tutti-sysroot, never into /.
 set -uo pipefail
 usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
-ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes emulated"
+ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes emulated"
 [ $# -ge 1 ] || usage
 case $1 in -*) usage ;; esac
 out=$1; shift
@@ -115,7 +115,7 @@ fi
 # The PyTorch backend compiles on the CPUs while the GPU steps run: it is
 # built against the torch installed here, which this machine alone has.
 torch_build=""
-if [ $gpu = 1 ] && wanted torch && python3 -c 'import torch; assert torch.version.cuda' 2>/dev/null; then
+if [ $gpu = 1 ] && { wanted torch || wanted torch2; } && python3 -c 'import torch; assert torch.version.cuda' 2>/dev/null; then
   export torch_build=$out/torch-build
   mkdir -p "$torch_build"
   (cd "$root/python" && TUTTI_BUILD_DIR=$stage MAX_JOBS=8 timeout 300 python3 setup.py -q build \
@@ -196,6 +196,17 @@ if [ $gpu = 1 ]; then
       skip torch "python3 has no CUDA build of torch"
     fi
   fi
+  # The 2.x surface with the GPU bound at init (device_id): new_group and
+  # split_group after an eager init, abort, shutdown, a CUDA all-reduce.
+  if wanted torch2; then
+    if [ -n "$torch_build" ]; then
+      wait "$torch_pid" 2>/dev/null
+      step torch2 60 env PYTHONPATH="$torch_build/lib" TUTTI_TEST_INIT=device-id-cuda TUTTI_TEST_TIMEOUT=30 \
+        "$root/tests/python/run_torchrun.sh" python3 2 "$root/tests/python/torch2_test.py"
+    else
+      skip torch2 "python3 has no CUDA build of torch"
+    fi
+  fi
   if command -v compute-sanitizer >/dev/null; then
     step racecheck 40 compute-sanitizer --tool racecheck --target-processes all --error-exitcode 9 \
       "$tests/gpu_test" --gtest_filter='CudaKernels.DivideAndCopy:GpuSanitized.*'
@@ -250,7 +261,7 @@ if [ $gpu = 1 ]; then
   }
   step perf-two-nodes 30 two_nodes
 else
-  for s in env kernels torch-calls collectives threads faults nccl-tests torch racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes; do
+  for s in env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes; do
     skip $s "$why_skip"
   done
 fi

@@ -11,7 +11,6 @@ ranks and loads it on another, over tutti.
 tests/python/dcp_test.sh runs both.
 """
 import os
-import sys
 
 import torch
 import torch.distributed as dist
@@ -21,6 +20,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
 import tutti_torch  # noqa: F401  (registers "tutti")
+from run_outcome import finish
 from tiny_transformer import Config, batch, make_model, token_losses
 
 
@@ -71,13 +71,7 @@ def main():
             got = got.full_tensor() if hasattr(got, "full_tensor") else got
             if got is None or not torch.equal(got, saved["momentum"][name]):
                 failures.append(f"the optimizer's momentum for {name} was not restored")
-    dist.barrier()
-    dist.destroy_process_group()
-    for f in failures:
-        print(f"rank {rank}: FAIL {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print(f"rank {rank}: dcp {phase} on {world} processes: the state matches")
+    finish(failures, f"dcp {phase} on {world} processes: the state matches")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ come from the same seed on both).
 """
 import faulthandler
 import os
-import sys
 
 import torch
 import torch.distributed as dist
@@ -18,6 +17,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersg
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import tutti_torch  # noqa: F401  (registers "tutti")
+from run_outcome import finish
 from tiny_transformer import Config, batch, make_model, token_losses
 
 STEPS = 4
@@ -81,13 +81,7 @@ def main():
             failures.append(f"{variant}: training left the parameters where they started")
         if rank == 0:
             print(f"{variant}: largest parameter difference from gloo {worst:.3g}, loss {loss_gap:.3g}")
-    dist.barrier()
-    dist.destroy_process_group()
-    for f in failures:
-        print(f"rank {rank}: FAIL {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print(f"rank {rank}: every DDP variant matches gloo ({world} processes)")
+    finish(failures, f"every DDP variant matches gloo ({world} processes)")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, 
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import tutti_torch  # noqa: F401  (registers "tutti")
+from run_outcome import finish
 
 failures = []
 
@@ -107,13 +108,7 @@ def main():
     for check in (lambda: check_tensor_parallel(mesh), lambda: check_redistribute(mesh, rank),
                   lambda: check_compiled_ddp(mesh)):
         check()
-    dist.barrier()
-    dist.destroy_process_group()
-    for f in failures:
-        print(f"rank {rank}: FAIL {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print(f"rank {rank}: DTensor, tensor parallelism and compiled DDP give the local results")
+    finish(failures, "DTensor, tensor parallelism and compiled DDP give the local results")
 
 
 if __name__ == "__main__":

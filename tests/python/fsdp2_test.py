@@ -18,7 +18,6 @@ asserted (PyTorch issue 162338: gloo's AVG in this path).
 """
 import json
 import os
-import sys
 
 import torch
 import torch.distributed as dist
@@ -26,6 +25,7 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.fsdp import fully_shard
 
 import tutti_torch  # noqa: F401  (registers "tutti")
+from run_outcome import finish
 from tiny_transformer import Config, batch, global_batch, make_model, token_losses
 
 STEPS = 3
@@ -116,13 +116,7 @@ def main():
     if rank == 0:
         print("fsdp2 " + json.dumps({"world": world, "steps": STEPS, "tolerance": TOLERANCE,
                                      "deterministic": deterministic, "largest difference from the reference": report}))
-    dist.barrier()
-    dist.destroy_process_group()
-    for f in failures:
-        print(f"rank {rank}: FAIL {f}", file=sys.stderr)
-    if failures:
-        sys.exit(1)
-    print(f"rank {rank}: FSDP2 matches the single-process run ({world} processes)")
+    finish(failures, f"FSDP2 matches the single-process run ({world} processes)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ how the default group is made:
   tutti        init_process_group("tutti")
   per-device   init_process_group("cpu:tutti,cuda:tutti")
   device-id    init_process_group("tutti", device_id=cpu:0), eager init
+  device-id-cuda   the same with this rank's GPU (the GPU check runs it), and
+               an all_reduce of CUDA tensors
 Checked: the backend serves both devices; new_group with members and
 non-members; split_group; sequence numbers; the options PyTorch reads;
 abort and shutdown (a call blocked on a rank that never comes fails at once
@@ -12,7 +14,6 @@ on abort, and a group shut down refuses later calls, naming itself);
 functional collectives.
 """
 import os
-import sys
 import threading
 import time
 from datetime import timedelta
@@ -21,14 +22,14 @@ import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 
-import tutti_torch  # registers "tutti"
+import tutti_torch  # noqa: F401  (registers "tutti")
+from run_outcome import finish
 
 failures = []
 
 
 def fail(what):
     failures.append(what)
-    print(f"rank {dist.get_rank()}: FAIL {what}", file=sys.stderr)
 
 
 def expect(what, got, want):
@@ -45,7 +46,7 @@ def ranks_sum(ranks, scale=1.0):
 
 def check_devices(mode):
     pg = dist.group.WORLD
-    want = {"tutti": "tutti", "per-device": "cpu:tutti,cuda:tutti", "device-id": "tutti"}[mode]
+    want = "cpu:tutti,cuda:tutti" if mode == "per-device" else "tutti"
     got = dist.get_backend()
     expect("dist.get_backend()", got, want)
     # Both devices map to tutti, whichever way the group was named.
@@ -55,6 +56,16 @@ def check_devices(mode):
         expect(f"the {device} backend's name", backend.name(), "tutti")
     if mode == "device-id":
         expect("bound_device_id", pg.bound_device_id, torch.device("cpu", 0))
+    if mode == "device-id-cuda":
+        device = cuda_device()
+        expect("bound_device_id", pg.bound_device_id, device)
+        t = torch.full((1000,), float(dist.get_rank() + 1), device=device)
+        dist.all_reduce(t)
+        expect("all_reduce of CUDA tensors", t.cpu(), torch.full((1000,), ranks_sum(range(dist.get_world_size()))))
+
+
+def cuda_device():
+    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
 
 
 def check_options(world):
@@ -191,6 +202,9 @@ def main():
         dist.init_process_group("cpu:tutti,cuda:tutti", timeout=timeout)
     elif mode == "device-id":
         dist.init_process_group("tutti", timeout=timeout, device_id=torch.device("cpu", 0))
+    elif mode == "device-id-cuda":
+        torch.cuda.set_device(cuda_device())
+        dist.init_process_group("tutti", timeout=timeout, device_id=cuda_device())
     else:
         dist.init_process_group("tutti", timeout=timeout)
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -204,12 +218,7 @@ def main():
             fail(f"{check.__code__.co_names[0] if check.__code__.co_names else 'check'} raised "
                  f"{type(e).__name__}: {e}")
             raise
-    dist.barrier()
-    dist.destroy_process_group()
-    if failures:
-        print(f"rank {rank}: {len(failures)} failure(s)", file=sys.stderr)
-        sys.exit(1)
-    print(f"rank {rank}: every check passed ({world} processes, {mode}, torch {torch.__version__})")
+    finish(failures, f"every check passed ({world} processes, {mode}, torch {torch.__version__})")
 
 
 if __name__ == "__main__":
