@@ -180,9 +180,10 @@ class ProcessGroupTutti : public GroupBase {
   std::atomic<State> state_{State::kOpen};
 #if TUTTI_TORCH_AT_LEAST(2, 8)
   c10::intrusive_ptr<c10d::Backend::Options> options_;
-  // The last split asked of this group, and what it gave (split()).
+  // The last split asked of this group, and what it gave (split()). The
+  // store is held so that a later split's store cannot reuse its address.
   struct Split {
-    const c10d::Store* store = nullptr;
+    c10::intrusive_ptr<c10d::Store> store;
     std::vector<int> ranks;
     bool member = false;
     c10::weak_intrusive_ptr<c10d::Backend> child{c10::intrusive_ptr<c10d::Backend>()};

@@ -103,7 +103,7 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::split(const c10::intrusive_
   // same store and ranks) gets the first's answer, or ranks that are not
   // members (asked twice) and ranks that are (asked once) would disagree on
   // how many tuttiCommSplit calls there are.
-  if (lastSplit_.store == store.get() && lastSplit_.ranks == ranks) {
+  if (lastSplit_.store.get() == store.get() && lastSplit_.ranks == ranks) {
     if (!lastSplit_.member) return nullptr;
     if (auto child = lastSplit_.child.lock()) return child;
   }
@@ -115,7 +115,7 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::split(const c10::intrusive_
   tuttiComm_t child = nullptr;
   queue_->drain();  // after every call issued so far, from this thread
   check(tuttiCommSplit(comm_, color, key, &child, nullptr), "tuttiCommSplit");
-  lastSplit_.store = store.get();
+  lastSplit_.store = store;
   lastSplit_.ranks = ranks;
   lastSplit_.member = child != nullptr;
   lastSplit_.child.reset();

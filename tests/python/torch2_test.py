@@ -105,15 +105,17 @@ def check_split_group(rank, world):
     dist.all_reduce(t, group=group)
     expect(f"all_reduce on split_group half {mine}", t, torch.full((3,), ranks_sum(mine)))
     expect("split group size", dist.get_world_size(group), len(mine))
-    # A split that leaves this rank out.
+    # A split that leaves some ranks out, twice: each is a split of its own.
     only = [[0, world - 1]] if world > 2 else [[0]]
-    sub = dist.split_group(split_ranks=only)
-    if rank in only[0]:
-        t = torch.full((2,), float(rank + 1))
-        dist.all_reduce(t, group=sub)
-        expect(f"all_reduce on split_group {only[0]}", t, torch.full((2,), ranks_sum(only[0])))
-    else:
-        expect(f"split_group({only}) on a non-member", sub, dist.GroupMember.NON_GROUP_MEMBER)
+    for _ in range(2):
+        sub = dist.split_group(split_ranks=only)
+        if rank in only[0]:
+            t = torch.full((2,), float(rank + 1))
+            dist.all_reduce(t, group=sub)
+            expect(f"all_reduce on split_group {only[0]}", t, torch.full((2,), ranks_sum(only[0])))
+        else:
+            expect(f"split_group({only}) on a non-member", sub, dist.GroupMember.NON_GROUP_MEMBER)
+        del sub
     dist.barrier()
 
 
