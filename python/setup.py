@@ -27,8 +27,6 @@ library_dir = os.path.abspath(library_dir)
 # calls (csrc/device_stream.h); without it they are staged through the host.
 # TUTTI_TORCH_CUDA=0 builds the host-staged path against a CUDA PyTorch too.
 with_cuda = torch.version.cuda is not None and os.environ.get("TUTTI_TORCH_CUDA", "1") != "0"
-# Recent PyTorch 2.x headers need C++20 (2.14's ATen refuses less); 1.x's C++17.
-cxx_standard = "c++20" if int(torch.__version__.split(".")[0]) >= 2 else "c++17"
 Extension = CUDAExtension if with_cuda else CppExtension
 
 setup(
@@ -51,7 +49,8 @@ setup(
             libraries=["tutti"],
             runtime_library_dirs=[library_dir],
             define_macros=[("TUTTI_TORCH_CUDA", "1")] if with_cuda else [],
-            extra_compile_args=["-O2", "-std=" + cxx_standard, "-Wno-deprecated-declarations"],
+            extra_compile_args=["-O2", "-std=c++20",  # recent PyTorch headers need it (2.14's ATen refuses less)
+                                "-Wno-deprecated-declarations"],
         )
     ],
     cmdclass={"build_ext": BuildExtension},

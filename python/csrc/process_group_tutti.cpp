@@ -26,22 +26,11 @@ const char* kUniqueIdKey = "tutti_unique_id";
 void* data(const at::Tensor& t) { return t.data_ptr(); }
 size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
-// A tensor factor, where PREMUL_SUM has one: 1.x keeps a list of them, 2.x one.
-template <typename S>
-auto tensorFactor(const S& s, int) -> decltype(s.tensor_factor, at::Tensor()) {
-  return s.tensor_factor;
-}
-template <typename S>
-at::Tensor tensorFactor(const S& s, long) {
-  return s.tensor_factors.empty() ? at::Tensor() : s.tensor_factors[0];
-}
-
 // PREMUL_SUM's factor (torch.distributed._make_nccl_premul_sum).
 double premulFactor(const c10d::ReduceOp& op) {
   auto* s = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
   TORCH_CHECK(s, "tutti backend: PREMUL_SUM without its factor");
-  at::Tensor t = tensorFactor(*s, 0);
-  return t.defined() ? t.item<double>() : s->double_factor;
+  return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
 }
 
 // The tutti op for a reduction of `input`: PREMUL_SUM (FSDP's gradient
@@ -56,7 +45,7 @@ tuttiRedOp_t reductionOf(const c10d::ReduceOp& op, at::Tensor* input) {
 
 ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                      int size, std::chrono::milliseconds timeout)
-    : GroupBase(rank, size), store_(store), timeout_(timeout) {
+    : c10d::Backend(rank, size), store_(store), timeout_(timeout) {
   tuttiUniqueId id;
   if (rank == 0) {
     check(tuttiGetUniqueId(&id), "tuttiGetUniqueId");
@@ -77,7 +66,7 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
 
 ProcessGroupTutti::ProcessGroupTutti(tuttiComm_t comm, const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                      int size, std::chrono::milliseconds timeout)
-    : GroupBase(rank, size), comm_(comm), store_(store), timeout_(timeout) {
+    : c10d::Backend(rank, size), comm_(comm), store_(store), timeout_(timeout) {
   startQueues();
 }
 
@@ -103,7 +92,7 @@ ProcessGroupTutti::~ProcessGroupTutti() {
   if (comm_) tuttiCommDestroy(comm_);
 }
 
-c10::intrusive_ptr<GroupBase> ProcessGroupTutti::create(const c10::intrusive_ptr<c10d::Store>& store,
+c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::create(const c10::intrusive_ptr<c10d::Store>& store,
                                                         int rank, int size,
                                                         const std::chrono::duration<float>& timeout) {
   return c10::make_intrusive<ProcessGroupTutti>(

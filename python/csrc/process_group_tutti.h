@@ -4,16 +4,12 @@
 // CUDA tensors are tutti's stream-ordered device calls on the caller's
 // current stream (device_stream.h, stream_work.h).
 //
-// PyTorch 1.x backends derive from c10d::ProcessGroup, 2.x from c10d::Backend;
-// the collective signatures are the same in both.
+// A c10d::Backend of PyTorch 2.x; what later 2.x releases added is marked
+// with the release (TUTTI_TORCH_AT_LEAST).
 #pragma once
 
 #include <torch/version.h>
-#if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
-#else
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#endif
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
@@ -34,13 +30,7 @@ namespace tutti_torch {
 #define TUTTI_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
-#if TORCH_VERSION_MAJOR >= 2
-using GroupBase = c10d::Backend;
-#else
-using GroupBase = c10d::ProcessGroup;
-#endif
-
-class ProcessGroupTutti : public GroupBase {
+class ProcessGroupTutti : public c10d::Backend {
  public:
   // Rank 0 makes the unique id and publishes it in the store (a PrefixStore
   // per group, so every group gets its own).
@@ -52,7 +42,7 @@ class ProcessGroupTutti : public GroupBase {
   ~ProcessGroupTutti() override;
 
   // The creator torch.distributed.Backend.register_backend calls.
-  static c10::intrusive_ptr<GroupBase> create(const c10::intrusive_ptr<c10d::Store>& store,
+  static c10::intrusive_ptr<c10d::Backend> create(const c10::intrusive_ptr<c10d::Store>& store,
                                               int rank, int size,
                                               const std::chrono::duration<float>& timeout);
 

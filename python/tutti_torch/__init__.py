@@ -8,8 +8,6 @@ stream-ordered device calls where PyTorch was built with CUDA, and are staged
 through host memory where it was not. What it serves, beside gloo and NCCL:
 the README's table.
 """
-import inspect
-
 import torch.distributed as dist
 
 from . import _C
@@ -18,13 +16,8 @@ BACKEND = "tutti"
 
 
 def _register():
-    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
-        return
-    params = inspect.signature(dist.Backend.register_backend).parameters
-    if "devices" in params:  # PyTorch 2.x: say which devices the backend serves
+    if BACKEND.upper() not in dist.Backend._plugins:
         dist.Backend.register_backend(BACKEND, _C.create_process_group, devices=["cpu", "cuda"])
-    else:
-        dist.Backend.register_backend(BACKEND, _C.create_process_group)
 
 
 _register()

@@ -330,7 +330,7 @@ def check_destroy_while_busy(rank, world):
 
 
 def check_monitored_barrier(rank, world):
-    """tutti's monitoredBarrier, called on the process group (torch 1.x's
+    """tutti's monitoredBarrier, called on the process group itself (torch 1.x's
     dist.monitored_barrier refuses any backend but gloo by name)."""
     from datetime import timedelta
     pg = dist.distributed_c10d._get_default_group()
