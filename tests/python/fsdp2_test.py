@@ -11,11 +11,14 @@ reducing gradients, as FSDP2 issues them:
 After STEPS steps of SGD every parameter must be within TOLERANCE of the
 reference (the same model trained in this process on the whole global batch:
 the sums come in another order, nothing else differs). With
-TUTTI_DETERMINISTIC=1 a second run must give the same bits.
+TUTTI_DETERMINISTIC=1 a second run must give the same bits; rank 0 writes
+their digests to TUTTI_FSDP2_DIGEST_FILE where set, for another launch to
+compare (fsdp2_twice.sh).
 
 The same training on a gloo group is run and its outcome printed, not
 asserted (PyTorch issue 162338: gloo's AVG in this path).
 """
+import hashlib
 import json
 import os
 
@@ -92,7 +95,7 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     gloo = dist.new_group(backend="gloo")
     config = Config()
-    failures, report = [], {}
+    failures, report, digests = [], {}, {}
     deterministic = os.environ.get("TUTTI_DETERMINISTIC") == "1"
     seen = ReduceOpsSeen()
     for mode, op in (("avg", "AVG"), ("premul", "PREMUL_SUM")):
@@ -101,6 +104,7 @@ def main():
         got = train_fsdp2(config, dist.group.WORLD, mode)
         if seen.ops != {op}:
             failures.append(f"tutti {mode}: FSDP2 reduce-scattered with {sorted(seen.ops)}, not {op}")
+        digests[mode] = hashlib.sha256(b"".join(got[n].numpy().tobytes() for n in sorted(got))).hexdigest()
         diff = worst_difference(got, want)
         report[f"tutti {mode}"] = diff
         if not diff <= TOLERANCE:
@@ -113,6 +117,9 @@ def main():
             report[f"gloo {mode}"] = worst_difference(train_fsdp2(config, gloo, mode), want)
         except Exception as e:  # noqa: BLE001  (recorded, not asserted)
             report[f"gloo {mode}"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    if rank == 0 and os.environ.get("TUTTI_FSDP2_DIGEST_FILE"):
+        with open(os.environ["TUTTI_FSDP2_DIGEST_FILE"], "w") as f:  # for a second launch to compare
+            json.dump(digests, f, sort_keys=True)
     if rank == 0:
         print("fsdp2 " + json.dumps({"world": world, "steps": STEPS, "tolerance": TOLERANCE,
                                      "deterministic": deterministic, "largest difference from the reference": report}))
