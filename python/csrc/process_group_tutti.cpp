@@ -119,7 +119,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(c10d::OpType type,
                                                           std::vector<at::Tensor> outputs,
                                                           const at::Tensor& where,
                                                           std::function<void(void* stream)> body) {
-  ensureOpen(c10d::opTypeToString(type).c_str());
+  // The call's name is made only for the error: not on every call.
+  if (state_.load() != State::kOpen) ensureOpen(c10d::opTypeToString(type).c_str());
   ++sequence_;
   if (where.defined() && where.is_cuda()) return onStream(type, std::move(outputs), where, std::move(body));
   auto work = c10::make_intrusive<TuttiWork>(getRank(), type, std::move(outputs));
