@@ -23,6 +23,11 @@ void CompletionPool::post(std::function<void()> task) {
   }
 }
 
+void CompletionPool::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  quiet_.wait(lock, [this] { return tasks_.empty() && running_ == 0; });
+}
+
 void CompletionPool::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -32,11 +37,14 @@ void CompletionPool::loop() {
     while (!tasks_.empty()) {
       auto task = std::move(tasks_.front());
       tasks_.pop_front();
+      ++running_;
       lock.unlock();
       task();
       task = nullptr;  // what it held goes before the thread waits again
       lock.lock();
+      --running_;
     }
+    if (running_ == 0) quiet_.notify_all();
     if (stopping_) return;
     ++idle_;
     wake_.wait(lock, [this] { return claims_ > 0 || stopping_; });

@@ -25,18 +25,22 @@ class CompletionPool {
   CompletionPool& operator=(const CompletionPool&) = delete;
 
   void post(std::function<void()> task);
+  // Returns once nothing posted is queued or running.
+  void drain();
 
  private:
   void loop();
 
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable quiet_;  // signalled when the last running task ends
   std::deque<std::function<void()>> tasks_;
   std::vector<std::thread> threads_;
   // Threads waiting with no task meant for them, and tasks posted for a
   // waiting thread that no thread has woken for yet.
   size_t idle_ = 0;
   size_t claims_ = 0;
+  size_t running_ = 0;
   bool stopping_ = false;
 };
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "live_groups.h"
 #include "process_group_tutti.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -31,6 +32,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     return false;
 #endif
   }, "Whether CUDA tensors go to tutti's stream-ordered device calls (else they are staged through the host)");
+  m.def("_quiesce_before_exit", &tutti_torch::live_groups::quiesceAll,
+        "Drains every tutti group's threads (tutti_torch's atexit hook)");
   m.def("version", [] {
     int v = 0;
     tuttiGetVersion(&v);

@@ -12,6 +12,7 @@
 #include <c10/core/StreamGuard.h>
 
 #include "device_stream.h"
+#include "live_groups.h"
 #include "point_to_point.h"
 #include "stream_work.h"
 #include "tensor_map.h"
@@ -77,6 +78,13 @@ void ProcessGroupTutti::startQueues() {
 #if TUTTI_TORCH_AT_LEAST(2, 8)
   options_ = c10::make_intrusive<c10d::Backend::Options>("tutti", timeout_);
 #endif
+  live_groups::add(this);
+}
+
+void ProcessGroupTutti::quiesce() {
+  queue_->drain();
+  completions_->drain();
+  if (finisher_) finisher_->drain();  // gone after shutdown(), which drained it
 }
 
 ProcessGroupTutti::~ProcessGroupTutti() {
@@ -85,6 +93,7 @@ ProcessGroupTutti::~ProcessGroupTutti() {
   // waiting for those threads while holding the GIL would wait forever.
   std::optional<pybind11::gil_scoped_release> withoutGil;
   if (Py_IsInitialized() && PyGILState_Check()) withoutGil.emplace();
+  live_groups::remove(this);
   p2p_.reset();
   queue_.reset();  // finishes what was issued
   completions_.reset();

@@ -48,6 +48,9 @@ class ProcessGroupTutti : public c10d::Backend {
 
   const std::string getBackendName() const override { return "tutti"; }
 
+  // Waits until no call is queued, running or completing (live_groups.h).
+  void quiesce();
+
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,

@@ -8,6 +8,8 @@ stream-ordered device calls where PyTorch was built with CUDA, and are staged
 through host memory where it was not. What it serves, beside gloo and NCCL:
 the README's table.
 """
+import atexit
+
 import torch.distributed as dist
 
 from . import _C
@@ -21,6 +23,9 @@ def _register():
 
 
 _register()
+# Before Python finalizes: a call still completing then would free its
+# tensors on a tutti thread that can no longer take the GIL (live_groups.h).
+atexit.register(_C._quiesce_before_exit)
 
 
 def version():
