@@ -6,18 +6,16 @@
 Writes PREFIX.md (per setup: each row's median step time on tutti and on
 gloo over the passes, and tutti over gloo per pass) and PREFIX.png.
 """
-import argparse
 import collections
-import datetime
 import json
-import os
 import statistics
-import subprocess
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
+
+import report_doc  # noqa: E402
 
 
 def read(path):
@@ -51,29 +49,20 @@ def section(label, header, times):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--command", required=True)
-    ap.add_argument("inputs", nargs="+")
-    args = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    args = report_doc.parse_args()
     doc = ["# The frameworks people train with: time per step, tutti against gloo", "",
-           f"Made by `{args.command}` (tutti at {commit}) ending {now} on this machine (2 cores, a shared VM).",
+           report_doc.made_by(args.command),
            "Every row trains the BERT-style classifier of tests/python/frameworks/task.py (random weights, synthetic",
            "tokens, SGD) the way its framework documents, once on gloo and once on tutti, passes alternating which",
            "goes first. Only `TUTTI_SOCKET_IFNAME`/`GLOO_SOCKET_IFNAME` are set (the interface); nothing is tuned.",
            "That every row's losses and parameters equal gloo's is checked by tests/python/frameworks/compare.py.", ""]
     sections = []
-    for item in args.inputs:
-        label, path = item.split("=", 1)
+    for label, path in args.inputs:
         header, times = read(path)
         lines, medians = section(label, header, times)
         doc += lines
         sections.append((label, medians))
-    doc += [f"![{os.path.basename(args.out)}.png]({os.path.basename(args.out)}.png)", ""]
-    with open(args.out + ".md", "w") as f:
-        f.write("\n".join(doc))
+    report_doc.write_markdown(args.out, doc)
     fig, axes = plt.subplots(len(sections), 1, figsize=(10, 4.5 * len(sections)), squeeze=False)
     for ax, (label, medians) in zip(axes[:, 0], sections):
         names = list(medians)

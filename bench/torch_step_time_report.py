@@ -7,18 +7,16 @@ Writes PREFIX.md (a table per setup: median step time of each mode and
 backend, tutti over gloo per pass, and what each backend adds to the compute
 floor) and PREFIX.png (bars: median step time per setup and mode).
 """
-import argparse
 import collections
-import datetime
 import json
-import os
 import statistics
-import subprocess
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
+
+import report_doc  # noqa: E402
 
 
 def read(path):
@@ -55,29 +53,20 @@ def section(label, header, times):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--command", required=True)
-    ap.add_argument("inputs", nargs="+")
-    args = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    args = report_doc.parse_args()
     doc = ["# Training step time on PyTorch 2.x: tutti against gloo", "",
-           f"Made by `{args.command}` (tutti at {commit}) ending {now} on this machine (2 cores, a shared VM).",
+           report_doc.made_by(args.command),
            "The small transformer of tests/python/tiny_transformer.py at a larger config, trained with DDP and with",
            "FSDP2 (fully_shard per block and at the root) on a tutti group and on a gloo group in the same",
            "processes, passes alternating which backend goes first, after one untimed round of each.",
            "Only `TUTTI_SOCKET_IFNAME`/`GLOO_SOCKET_IFNAME` are set (the interface); nothing is tuned.", ""]
     bars = []
-    for item in args.inputs:
-        label, path = item.split("=", 1)
+    for label, path in args.inputs:
         header, times = read(path)
         lines, medians, compute = section(label, header, times)
         doc += lines
         bars.append((label, medians, compute))
-    doc += [f"![{os.path.basename(args.out)}.png]({os.path.basename(args.out)}.png)", ""]
-    with open(args.out + ".md", "w") as f:
-        f.write("\n".join(doc))
+    report_doc.write_markdown(args.out, doc)
 
     fig, axes = plt.subplots(1, len(bars), figsize=(5 * len(bars), 4), squeeze=False)
     for ax, (label, medians, compute) in zip(axes[0], bars):
