@@ -30,7 +30,7 @@ def differences(a, b):
     return loss, param
 
 
-def check(row, gloo, tutti, world, steps):
+def check(gloo, tutti, world, steps):
     """What is wrong with tutti's run against gloo's, or None."""
     tolerance = 0.0 if world == 2 else TOLERANCE
     if len(tutti["losses"]) != steps:
@@ -63,9 +63,9 @@ def main():
         try:
             gloo = rows.run(row, "gloo", **common)
             tutti = rows.run(row, "tutti", **common)
-            problem = check(row, gloo, tutti, world, steps)
+            problem = check(gloo, tutti, world, steps)
             if problem is None and args.wrong:
-                caught = check(row, gloo, rows.run(row, "tutti", wrong=True, **common), world, steps)
+                caught = check(gloo, rows.run(row, "tutti", wrong=True, **common), world, steps)
                 problem = None if caught else "a sabotaged run (TUTTI_FW_WRONG=1) went unnoticed"
         except RuntimeError as e:
             problem = f"did not finish: {e}"

@@ -7,10 +7,12 @@ torch.multiprocessing.spawn, `accelerate launch`, or Lightning's own launcher
 returns rank 0's result (task.py).
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 
 import torch
@@ -108,15 +110,20 @@ def run(row, backend, procs, nodes=1, prefix=None, steps=None, wrong=False, time
             if prefix:
                 command = ["ip", "netns", "exec", f"{prefix}-n{node}", *command]
             log = open(os.path.join(out, f"node{node}.log"), "w+")
+            # A session of its own: on a timeout the launcher goes with every worker it started.
             procs_running.append((subprocess.Popen(command, cwd=HERE, env={**env, **extra}, stdout=log,
-                                                   stderr=subprocess.STDOUT), log))
+                                                   stderr=subprocess.STDOUT, start_new_session=True), log))
         failed = False
+        deadline = time.monotonic() + timeout  # one bound for the whole row, not one per node
         for p, _ in procs_running:
             try:
-                failed |= p.wait(timeout=timeout) != 0
+                failed |= p.wait(timeout=max(deadline - time.monotonic(), 0)) != 0
             except subprocess.TimeoutExpired:
-                p.kill()
                 failed = True
+        for p, _ in procs_running:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
         logs = ""
         for node, (_, log) in enumerate(procs_running):
             log.seek(0)
@@ -124,5 +131,5 @@ def run(row, backend, procs, nodes=1, prefix=None, steps=None, wrong=False, time
             log.close()
         result_path = os.path.join(out, "result.pt")
         if failed or not os.path.exists(result_path):
-            raise RuntimeError(f"{row.name} on {backend} failed:\n{logs[-6000:]}")
+            raise RuntimeError(f"{row.name} on {backend} failed or passed {timeout} s:\n{logs[-6000:]}")
         return torch.load(result_path)

@@ -6,6 +6,7 @@ What both support is a process group initialised before TrainingArguments is
 made: Accelerate's PartialState adopts it. This row does that, and checks the
 Trainer's DDP model reduces over tutti.
 """
+import os
 import tempfile
 
 import torch.distributed as dist
@@ -43,13 +44,12 @@ def main():
     backend = task.backend()
     if backend != "gloo":
         dist.init_process_group(backend)
+    per_rank = task.per_rank_batch(int(os.environ["WORLD_SIZE"]))  # torchrun's
     with tempfile.TemporaryDirectory() as out:
-        args = TrainingArguments(output_dir=out, use_cpu=True, per_device_train_batch_size=task.GLOBAL_BATCH // 2,
+        args = TrainingArguments(output_dir=out, use_cpu=True, per_device_train_batch_size=per_rank,
                                  max_steps=task.steps(), learning_rate=task.LR, optim="sgd",
                                  lr_scheduler_type="constant", logging_steps=1, save_strategy="no",
                                  report_to=[], disable_tqdm=True, dataloader_drop_last=True, seed=0)
-        world = args.world_size
-        args.per_device_train_batch_size = task.per_rank_batch(world)
         assert dist.get_backend() == backend, f"the Trainer trains on {dist.get_backend()}, not {backend}"
         record = task.Recorder(args.process_index)
         trainer = WrongOnRankOne(model=task.make_model(), args=args, train_dataset=task.Sequences(),
