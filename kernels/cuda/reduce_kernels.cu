@@ -121,14 +121,27 @@ __device__ void elementwiseShare(T* dst, const T* a, const T* b, size_t n, size_
   auto* vd = reinterpret_cast<Vec<T>*>(dst + head);
   const auto* va = reinterpret_cast<const Vec<T>*>(a + head);
   const auto* vb = reinterpret_cast<const Vec<T>*>(b + head);
-  for (size_t i = tid; i < nvec; i += stride) {
-    Vec<T> x = va[i];
-    Vec<T> y = vb[i];
+  auto combine = [&](const Vec<T>& x, const Vec<T>& y) {
     Vec<T> r;
 #pragma unroll
     for (int k = 0; k < kN; ++k) r.v[k] = Ar::store(f(Ar::load(x.v[k]), Ar::load(y.v[k])));
-    vd[i] = r;
+    return r;
+  };
+  // Several loads in flight a thread: a small grid (the worker's) reaches
+  // the memory's rate only so.
+  constexpr int kUnroll = 4;
+  size_t i = tid;
+  for (; i + (kUnroll - 1) * stride < nvec; i += kUnroll * stride) {
+    Vec<T> x[kUnroll], y[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      x[u] = va[i + u * stride];
+      y[u] = vb[i + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) vd[i + u * stride] = combine(x[u], y[u]);
   }
+  for (; i < nvec; i += stride) vd[i] = combine(va[i], vb[i]);
   const size_t tailStart = head + nvec * kN;
   const size_t scalar = head + (n - tailStart);
   for (size_t j = tid; j < scalar; j += stride) {
@@ -235,10 +248,13 @@ __device__ unsigned long long loadAcquireGpu(const unsigned long long* p) {
 // Every block of the grid arrives before any leaves. The counter only
 // grows: each launch of the same grid size arrives a multiple of gridDim
 // times, so a ticket says which round it belongs to.
+// The fence is system-wide: what the block wrote reaches peers and the host
+// before the worker says `done` (one thread's fence after the block's
+// barrier covers the block's writes: fences are cumulative).
 __device__ void gridBarrier(unsigned long long* arrivals) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
+    __threadfence_system();
     const unsigned long long ticket = atomicAdd(arrivals, 1ull);
     const unsigned long long target = (ticket / gridDim.x + 1) * gridDim.x;
     while (loadAcquireGpu(arrivals) < target) __nanosleep(32);
@@ -299,6 +315,7 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
   const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
   __shared__ bool abandoned;
+  constexpr unsigned kOpWords = sizeof(QueuedOp) / sizeof(uint64_t);
   for (;;) {
     if (threadIdx.x == 0) {
       // The host abandons only after its last post: once that is seen,
@@ -311,19 +328,21 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
         }
         __nanosleep(128);
       }
-      // Word by word past the caches: the host rewrites slots as the ring goes round.
-      const auto* from = reinterpret_cast<const volatile uint64_t*>(&queue->ops[next % kOpQueueSlots]);
-      auto* to = reinterpret_cast<uint64_t*>(&op);
-      for (size_t w = 0; w < sizeof(QueuedOp) / sizeof(uint64_t); ++w) to[w] = from[w];
     }
     __syncthreads();
     // Every block is between the same two ops here: leaving together keeps
     // the barrier's count a multiple of the grid.
     if (abandoned) return;
+    // A word a thread, past the caches (the host rewrites slots as the ring
+    // goes round): one trip over the bus, not one a word.
+    if (threadIdx.x < kOpWords)
+      reinterpret_cast<uint64_t*>(&op)[threadIdx.x] =
+          reinterpret_cast<const volatile uint64_t*>(&queue->ops[next % kOpQueueSlots])[threadIdx.x];
+    __syncthreads();
     const bool stop = static_cast<QueuedOpKind>(op.kind) == QueuedOpKind::kStop;
     if (!stop) runOp(op, tid, stride);
-    // The op's writes reach peers and the host before `done` says so.
-    __threadfence_system();
+    // The op's writes reach peers and the host before `done` says so (the
+    // barrier's fence).
     gridBarrier(arrivals);
     if (threadIdx.x == 0) ++next;
     if (blockIdx.x == 0 && threadIdx.x == 0) storeReleaseSystem(&queue->done, next);
@@ -344,10 +363,12 @@ int workerBlocks() {
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
     return 1;
-  // An eighth of the SMs: the workers of several ranks sharing the GPU
-  // (threads of one process) must all be resident at once, since each
-  // spins until its peers' chunks arrive.
-  return std::max(1, std::min(32, sms / 8));
+  // An eighth of what the GPU holds at once: the workers of up to 8 ranks
+  // sharing the GPU (threads of one process) must all be resident at once,
+  // since each spins until its peers' chunks arrive.
+  int perSm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, opWorker, kThreads, 0) != cudaSuccess) perSm = 1;
+  return std::max(1, sms * std::max(1, perSm) / 8);
 }
 
 namespace {

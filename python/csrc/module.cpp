@@ -23,7 +23,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       // store), also where only they call new_group (use_local_synchronization):
       // there is nothing for the others to do.
       .def("perform_nocolor_split", [](ProcessGroupTutti&, const std::optional<at::Device>&) {},
-           pybind11::arg("device") = std::nullopt);
+           pybind11::arg("device") = std::nullopt)
+      // PyTorch binds `options` on its Backend only from some 2.x release
+      // on (2.11 lacks it: AttributeError on an H200's PyTorch).
+      .def_property_readonly("options", &ProcessGroupTutti::getBackendOptions);
 #endif
   m.def("cuda_path", [] {
 #ifdef TUTTI_TORCH_CUDA

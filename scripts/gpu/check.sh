@@ -12,7 +12,7 @@
 # /opt/tutti-sysroot, never into /.
 set -uo pipefail
 usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
-ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes emulated"
+ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes emulated"
 [ $# -ge 1 ] || usage
 case $1 in -*) usage ;; esac
 out=$1; shift
@@ -129,11 +129,11 @@ if [ $gpu = 1 ]; then
     nvcc --version | tail -1; python3 -c "import torch; print(\"torch\", torch.__version__, torch.version.cuda)" || true'
   # The paths the emulator's strictness is about come first: kernels right
   # after other CUDA calls, gates, several communicators in one process.
-  step kernels 60 "$tests/gpu_test" --gtest_filter='CudaKernels.*:*CudaRules.*:GpuContexts.*'
+  step kernels 100 "$tests/gpu_test" --gtest_filter='CudaKernels.*:*CudaRules.*:GpuContexts.*'
   # In place on the legacy default stream and on a side stream, as PyTorch calls.
   step torch-calls 40 "$tests/gpu_test" --gtest_filter='GpuAsTorchCalls.*'
   step collectives 100 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
-  step threads 60 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
+  step threads 90 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
   step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \
     --gtest_filter='Victims/KilledOnDevice.*:DeviceFaults.*'
   # NVIDIA's clients on tutti's libnccl.so.2: every rank on device 0.
@@ -231,6 +231,28 @@ if [ $gpu = 1 ]; then
     ! grep -q FAILED "$out/perf.log"
   }
   step perf 90 perf_allreduce
+  # Rank processes sharing a GPU take turns on it (time slices) while each
+  # one's worker kernel waits resident for its peers; under MPS their
+  # kernels run side by side. The daemon is this step's own (its pipe and
+  # log under OUTDIR) and is told to quit after it; the GPU's settings stay.
+  perf_mps() {
+    export CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe CUDA_MPS_LOG_DIRECTORY=$out/mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d || return 1
+    local n rc=0
+    for n in 2 4; do
+      echo "## allreduce, $n ranks under MPS"
+      "$bench/tutti-perf" -G 1 -np $n -C allreduce -b 8 -e 256M -f 8 -n 3 -w 1 -c 1 \
+        --json "$out/perf-mps-allreduce-$n.json" || { echo "FAILED: allreduce $n ranks under MPS"; rc=1; }
+    done
+    echo quit | nvidia-cuda-mps-control
+    return $rc
+  }
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    step perf-mps 60 perf_mps
+  else
+    skip perf-mps "nvidia-cuda-mps-control not on the PATH"
+  fi
   # The other collectives and rank counts, to 256 MiB (checking 1 GiB on the
   # host is slow): a step of its own, so a GPU's minutes can go to it alone.
   perf_ranks() {
@@ -261,7 +283,7 @@ if [ $gpu = 1 ]; then
   }
   step perf-two-nodes 30 two_nodes
 else
-  for s in env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-ranks perf-two-nodes; do
+  for s in env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes; do
     skip $s "$why_skip"
   done
 fi

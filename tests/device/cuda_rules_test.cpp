@@ -226,10 +226,10 @@ TEST_P(CudaRules, TheLegacyStreamAndBlockingStreamsWaitForEachOtherNotForTuttis)
 // thread wait for that copy: creating and destroying an event do (a rank
 // hung in cuEventDestroy on an H200), and when the copy is on the legacy
 // stream, as torch's is, so does every kernel launch (ranks hung in
-// cuLaunchKernel). So the thread that must run the collective to open the
-// gate makes no CUDA call: the caller's thread launches a worker kernel
-// with the call (kernels/op_queue.h). The emulation is built on these
-// rules (tests/harness/emulated_cuda.h).
+// cuLaunchKernel) and any copy. So the thread that must run
+// the collective to open the gate makes no CUDA call: the caller's thread
+// launches a worker kernel with the call (kernels/op_queue.h). The
+// emulation is built on these rules (tests/harness/emulated_cuda.h).
 TEST_P(CudaRules, WhatWaitsWhileAThreadCopiesPageableMemory) {
   EXPECT_EQ(withCuda([](const CudaApi& cu, DeviceRuntime& rt) -> std::string {
     if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
@@ -265,8 +265,8 @@ TEST_P(CudaRules, WhatWaitsWhileAThreadCopiesPageableMemory) {
       };
       const bool legacy = k == 1;
       const std::vector<Case> cases{
-          {"cudaMemcpyAsync device to device", [&] { return cu.memcpyAsync(dev, dev + 8192, 4096, cudaMemcpyDeviceToDevice, o); }, false},
-          {"cudaMemcpyAsync device to page-locked host", [&] { return cu.memcpyAsync(pinned, dev, 4096, cudaMemcpyDeviceToHost, o); }, false},
+          {"cudaMemcpyAsync device to device", [&] { return cu.memcpyAsync(dev, dev + 8192, 4096, cudaMemcpyDeviceToDevice, o); }, legacy},
+          {"cudaMemcpyAsync device to page-locked host", [&] { return cu.memcpyAsync(pinned, dev, 4096, cudaMemcpyDeviceToHost, o); }, legacy},
           {"the copy kernel's launch", [&] { return cu.launchCopy(dev, dev + 8192, 4096, o); }, legacy},
           {"the reduce kernel's launch",
            [&] { return cu.launchReduce(dev, dev, dev + 8192, 1024, DataType::kFloat32, RedOp::kSum, 1, o); }, legacy},

@@ -266,8 +266,9 @@ cudaError_t streamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
 // A copy to or from pageable memory returns once it is done, and while it
 // waits for its stream, another thread's cudaEventCreate or cudaEventDestroy
 // does not return, nor, when the copy is on the legacy stream, a kernel
-// launch (the driver's lock: hung ranks' stacks on an H200,
-// bench/results/gpu.md); copies, records and queries go on.
+// launch or a copy (the driver's lock: hung ranks' stacks on an H200,
+// bench/results/gpu.md); records and queries go on, and copies when the
+// pageable one is on a stream of its own.
 // CudaRules.WhatWaitsWhileAThreadCopiesPageableMemory checks it on a GPU.
 constexpr int kCopyWaitLimitSeconds = 30;
 
@@ -365,8 +366,12 @@ cudaError_t deviceFree(void* p) {
 cudaError_t memcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t s) {
   ENTER(false);
   FakeDevice& d = S().dev;
-  if (!d.pageable(dst, bytes) && !d.pageable(src, bytes))
+  if (!d.pageable(dst, bytes) && !d.pageable(src, bytes)) {
+    // While another thread's pageable copy waits on the legacy stream, this
+    // copy waits too (an H200, 2026-11-27), as a kernel launch does.
+    waitForPageableCopies("cudaMemcpyAsync", S().legacyPageableCopy);
     return from(d.copyAsync(dst, src, bytes, ds(s)), cudaErrorInvalidValue);
+  }
   std::unique_lock<std::shared_timed_mutex> staging(S().pageableCopy);
   std::unique_lock<std::shared_timed_mutex> onLegacy(S().legacyPageableCopy, std::defer_lock);
   if (s == nullptr) onLegacy.lock();
