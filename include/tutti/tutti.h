@@ -130,6 +130,39 @@ tuttiResult_t tuttiCommInitFromEnv(tuttiComm_t* comm);
  * *newcomm = NULL. config NULL: the parent's options. */
 tuttiResult_t tuttiCommSplit(tuttiComm_t comm, int color, int key, tuttiComm_t* newcomm,
                              tuttiConfig_t* config);
+/* The ranks of comm not excluded form a new communicator, renumbered in
+ * their order in comm (NCCL 2.27's ncclCommShrink). Only they call it, each
+ * with the same list; the excluded ranks may be dead, stopped, or alive and
+ * not calling. Flags, or-ed:
+ *   TUTTI_SHRINK_ABORT: revoke comm first (tuttiCommRevoke), so calls still
+ *     in flight on it end; without it no call may be in flight.
+ *   TUTTI_SHRINK_EXCLUDE_FAILED (tutti's own): also exclude every rank comm
+ *     named as the cause of a failure (a dead or stopped rank, or one that
+ *     called something else); with it the list may be empty, so survivors
+ *     need not agree on a list themselves.
+ * config NULL: the parent's options. Returns once the new communicator is
+ * ready, also for non-blocking ones; comm stays valid for tuttiCommDestroy
+ * or tuttiCommAbort. */
+/* tutti's own: the ranks of comm that TUTTI_SHRINK_EXCLUDE_FAILED would
+ * exclude now, ascending: at most `capacity` into ranks, and how many there
+ * are into *count. Answers on a revoked communicator too. */
+tuttiResult_t tuttiCommFailedRanks(tuttiComm_t comm, int* ranks, int capacity, int* count);
+#define TUTTI_SHRINK_DEFAULT 0x00
+#define TUTTI_SHRINK_ABORT 0x01
+#define TUTTI_SHRINK_EXCLUDE_FAILED 0x100
+tuttiResult_t tuttiCommShrink(tuttiComm_t comm, const int* excludeRanks, int excludeCount,
+                              tuttiComm_t* newcomm, tuttiConfig_t* config, int shrinkFlags);
+/* Growing a communicator by ranks that join (NCCL 2.29's ncclCommGrow).
+ * One existing rank, the coordinator, makes an id with tuttiCommGetUniqueId
+ * (no call in flight on comm) and hands it to the joining ranks. Then every
+ * rank calls tuttiCommGrow with nRanks, the new size:
+ *   the coordinator: comm, &id, rank -1;  the other existing ranks: comm,
+ *   NULL, rank -1 (they keep their numbers);  a joining rank: comm NULL,
+ *   &id, its number (from comm's size up to nRanks - 1).
+ * Returns once the new communicator is ready; an id serves one grow. */
+tuttiResult_t tuttiCommGetUniqueId(tuttiComm_t comm, tuttiUniqueId* uniqueId);
+tuttiResult_t tuttiCommGrow(tuttiComm_t comm, int nRanks, const tuttiUniqueId* uniqueId, int rank,
+                            tuttiComm_t* newcomm, tuttiConfig_t* config);
 /* Completes every outstanding call; afterwards only tuttiCommDestroy and the
  * queries are allowed. Non-blocking communicators return tuttiInProgress. */
 tuttiResult_t tuttiCommFinalize(tuttiComm_t comm);

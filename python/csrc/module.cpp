@@ -26,7 +26,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
            pybind11::arg("device") = std::nullopt)
       // PyTorch binds `options` on its Backend only from some 2.x release
       // on (2.11 lacks it: AttributeError on an H200's PyTorch).
-      .def_property_readonly("options", &ProcessGroupTutti::getBackendOptions);
+      .def_property_readonly("options", &ProcessGroupTutti::getBackendOptions)
+      // shrink_group reads these on the backend; older PyTorch binds neither.
+      .def_property_readonly("supports_shrinking", &ProcessGroupTutti::supportsShrinking)
+      .def("shrink", &ProcessGroupTutti::shrink, pybind11::arg("ranks_to_exclude"), pybind11::arg("shrink_flags") = 0,
+           pybind11::arg("opts_override") = nullptr, pybind11::call_guard<pybind11::gil_scoped_release>())
+      .def("failed_ranks", &ProcessGroupTutti::failedRanks,
+           "The ranks tutti named as failed (dead, stopped, or the cause of a failed call)");
 #endif
   m.def("cuda_path", [] {
 #ifdef TUTTI_TORCH_CUDA

@@ -133,6 +133,14 @@ class ProcessGroupTutti : public c10d::Backend {
                                           const std::vector<int>& ranks,
                                           const c10::intrusive_ptr<c10d::Backend::Options>& opts) override;
 #endif
+  // shrink_group: a tuttiCommShrink of this group's communicator. Declared
+  // without `override`: PyTorch's Backend has them only from some 2.x on,
+  // and where it has them these override its own.
+  bool supportsShrinking() const { return true; }
+  c10::intrusive_ptr<c10d::Backend> shrink(const std::vector<int64_t>& ranksToExclude, int shrinkFlags = 0,
+                                           const c10::intrusive_ptr<c10d::Backend::Options>& opts = nullptr);
+  // The ranks tutti named as failed (tuttiCommFailedRanks), ascending.
+  std::vector<int> failedRanks();
 #if TUTTI_TORCH_AT_LEAST(2, 8)
   // What PyTorch reads back (backend.options; split_group copies them).
   c10::intrusive_ptr<c10d::Backend::Options> getBackendOptions() override { return options_; }

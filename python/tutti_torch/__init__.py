@@ -31,3 +31,13 @@ atexit.register(_C._quiesce_before_exit)
 def version():
     """tutti's version as major * 10000 + minor * 100 + patch."""
     return _C.version()
+
+
+def failed_ranks(group=None):
+    """The ranks of `group` (the world by default, numbered as in it) that
+    tutti named as failed: dead, stopped, or the cause of a failed call. What
+    survivors pass to ``torch.distributed.shrink_group``."""
+    import torch
+
+    pg = group if group is not None else dist.group.WORLD
+    return list(pg._get_backend(torch.device("cpu")).failed_ranks())

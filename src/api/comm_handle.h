@@ -69,5 +69,9 @@ void keepInitFailure(tuttiComm_t handle, const Status& st);
 // Runs `task` on the communicator's background thread after its earlier
 // calls; an error becomes the async error. The caller returns tuttiInProgress.
 void runInBackground(tuttiComm_t comm, const char* api, std::function<Status()> task);
+// Fails every call in flight on a ready communicator and every later one,
+// and tells its peers (tuttiCommAbort, tuttiCommRevoke); false if a call is
+// still inside after the timeout.
+bool stopCalls(Communicator& c);
 
 }  // namespace tutti

@@ -170,11 +170,9 @@ tuttiResult_t tuttiCommFinalize(tuttiComm_t comm) {
   });
 }
 
-namespace {
+}  // extern "C"
 
-// Fails every call in flight on a ready communicator and every later one,
-// and tells its peers; false if a call is still inside after the timeout.
-bool stopCalls(Communicator& c) {
+bool tutti::stopCalls(Communicator& c) {
   c.abortFlag().store(true);
   // Calls in flight notice the flag within milliseconds; wait them out.
   Deadline deadline = Deadline::after(c.config().timeoutSeconds);
@@ -184,7 +182,7 @@ bool stopCalls(Communicator& c) {
   return c.activeCalls().load() == 0;
 }
 
-}  // namespace
+extern "C" {
 
 tuttiResult_t tuttiCommAbort(tuttiComm_t comm) {
   if (Status st = checkHandle(comm); !st.ok()) return report(nullptr, "tuttiCommAbort", st);

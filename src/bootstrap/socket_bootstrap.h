@@ -35,6 +35,11 @@ class SocketBootstrap final : public Exchange {
   Status allgather(void* data, size_t bytes) override;
   Status barrier() override;
 
+  // From now on the communicator's abort flag no longer ends waits here:
+  // after a revoke, survivors still agree on a new membership over this
+  // channel (tuttiCommShrink). Only while no other thread uses it.
+  void ignoreAbort() { abort_ = nullptr; }
+
   const std::vector<RankInfo>& peers() const { return peers_; }
   uint64_t magic() const { return magic_; }
   // "rank 3 (host:pid 1234)": how errors name a peer.

@@ -1,11 +1,13 @@
 // A communicator's health as callers and peers see it: the abort flag every
 // wait polls, the calls in flight (abort waits for them), the first async
 // error (tuttiCommGetAsyncError), the last error message, the progress this
-// rank publishes for ranks that time out to read, and its flight recorder.
+// rank publishes for ranks that time out to read, its flight recorder, and
+// the ranks it blamed for a failure (tuttiCommShrink may exclude them).
 #pragma once
 
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "src/comm/flight_recorder.h"
@@ -34,6 +36,14 @@ class CommHealth {
     std::lock_guard<std::mutex> lock(mutex_);
     return lastError_;
   }
+  void blame(int rank) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blamed_.insert(rank);
+  }
+  std::set<int> blamed() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return blamed_;
+  }
 
  private:
   std::atomic<bool> abort_{false};
@@ -41,6 +51,7 @@ class CommHealth {
   std::atomic<Code> asyncError_{Code::kOk};
   mutable std::mutex mutex_;
   std::string lastError_;
+  std::set<int> blamed_;
   ProgressBoard progress_;
   FlightRecorder recorder_;
 };

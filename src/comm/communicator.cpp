@@ -512,8 +512,28 @@ void Communicator::callEnded(uint64_t sequence, Code result) {
   if (result != Code::kOk) health_.recorder().writeOnFirstError();
 }
 
+std::set<int> Communicator::failedRanks() {
+  std::set<int> failed = health_.blamed();
+  const int culprit = verdictOfPeer(nullptr).culprit;
+  if (culprit >= 0 && culprit < nranks_) failed.insert(culprit);
+  // And every rank whose process is gone or stopped now, or whose host no
+  // longer answers (a peer that died without a diagnosis: its connection
+  // just broke).
+  if (bootstrap_) {
+    constexpr double kAskSeconds = 2;
+    const std::vector<RankProgress> now = askEveryRank(bootstrap_->peers(), rank_, bootstrap_->magic(), kAskSeconds);
+    for (int r = 0; r < nranks_ && r < static_cast<int>(now.size()); ++r)
+      if (!now[r].answered || now[r].state == static_cast<int32_t>(ProcessState::kStopped) ||
+          now[r].state == static_cast<int32_t>(ProcessState::kGone))
+        failed.insert(r);
+  }
+  failed.erase(rank_);
+  return failed;
+}
+
 void Communicator::blame(const HangReport& why) {
   constexpr double kTellSeconds = 2;
+  if (why.culprit >= 0) health_.blame(why.culprit);
   // The verdict first: a rank that learns of the failure from a connection
   // finds the verdict there, and says why.
   if (bootstrap_)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,13 @@ class Communicator final : public Peers {
   uint8_t* barrierBytes() { return barrierBytes_; }
   // The out-of-band channel to every rank (tuttiCommSplit's exchanges).
   Exchange& bootstrap() { return *bootstrap_; }
+  // The channel survivors agree on a new membership over, also after a
+  // revoke (tuttiCommShrink), and how many shrinks came before.
+  Exchange& membershipChannel() {
+    bootstrap_->ignoreAbort();
+    return *bootstrap_;
+  }
+  int nextShrinkRound() { return shrinks_++; }
   // What each rank said of itself at rendezvous (host, pid).
   const std::vector<RankInfo>& peers() const { return bootstrap_->peers(); }
   // Where every rank sits (nodes), as the planner sees it.
@@ -149,6 +157,10 @@ class Communicator final : public Peers {
   void setAsyncError(Code code) { health_.setAsyncError(code); }
   Code asyncError() const { return health_.asyncError(); }
   uint64_t lastSequence() const { return sequence_; }
+  // The ranks named as the cause of a failure, by this rank or by the
+  // verdict another rank told it, and those whose process is gone or
+  // stopped, or whose host does not answer (never this rank itself).
+  std::set<int> failedRanks();
 
  private:
   Communicator() = default;
@@ -191,6 +203,7 @@ class Communicator final : public Peers {
   CommHealth health_;
   tuttiComm_t apiHandle_ = nullptr;
   uint8_t barrierBytes_[2] = {0, 0};
+  int shrinks_ = 0;
 };
 
 }  // namespace tutti

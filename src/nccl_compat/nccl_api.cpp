@@ -1,7 +1,7 @@
 // libnccl.so.2: NCCL's C API over tutti, for programs and frameworks built
 // against NVIDIA's nccl.h. Types and results pass through (nccl_abi.h, checked
-// against nccl.h); what tutti lacks (float8, windows, shrink, revoke, device
-// allocation) returns ncclInvalidUsage with a message in ncclGetLastError.
+// against nccl.h); what tutti lacks (float8, windows, device allocation)
+// returns ncclInvalidUsage with a message in ncclGetLastError.
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -218,27 +218,71 @@ Result ncclCommInitAll(ncclComm** comms, int ndev, const int* devlist) {
   return r;
 }
 
-Result ncclCommSplit(ncclComm* comm, int color, int key, ncclComm** newcomm, Config* config) {
-  const char* call = "ncclCommSplit";
-  if (Result r = checkComm(comm, call)) return r;
-  if (!newcomm) return refuse(kInvalidArgument, call, "newcomm is NULL");
-  if (Result r = checkConfig(config, call)) return r;
+// A split's or shrink's config: `config`, blocking as the parent where it does not say.
+tuttiConfig_t childConfig(const ncclComm* comm, const Config* config) {
   tuttiConfig_t tc = TUTTI_CONFIG_INITIALIZER;
   tc.blocking = comm->blocking;
   if (config) {
     tc = fromNcclConfig(config);
     if (config->blocking == kConfigUndefInt) tc.blocking = comm->blocking;  // inherit
   }
+  return tc;
+}
+
+Result ncclCommSplit(ncclComm* comm, int color, int key, ncclComm** newcomm, Config* config) {
+  const char* call = "ncclCommSplit";
+  if (Result r = checkComm(comm, call)) return r;
+  if (!newcomm) return refuse(kInvalidArgument, call, "newcomm is NULL");
+  if (Result r = checkConfig(config, call)) return r;
+  tuttiConfig_t tc = childConfig(comm, config);
   tuttiComm_t child = nullptr;
   Result r = forward(tuttiCommSplit(comm->tutti, color, key, &child, &tc));
   *newcomm = wrap(child, tc.blocking == 1);
   return r;
 }
 
-Result ncclCommShrink(ncclComm*, int*, int, ncclComm** newcomm, Config*, int) {
-  if (newcomm) *newcomm = nullptr;
-  return refuse(kInvalidUsage, "ncclCommShrink",
-                "not supported by tutti (use ncclCommSplit with the surviving ranks)");
+// NCCL_SHRINK_ABORT is TUTTI_SHRINK_ABORT; NCCL knows no other flag.
+Result ncclCommShrink(ncclComm* comm, int* excludeRanksList, int excludeRanksCount, ncclComm** newcomm,
+                      Config* config, int shrinkFlags) {
+  const char* call = "ncclCommShrink";
+  if (Result r = checkComm(comm, call)) return r;
+  if (!newcomm) return refuse(kInvalidArgument, call, "newcomm is NULL");
+  *newcomm = nullptr;
+  if (shrinkFlags & ~TUTTI_SHRINK_ABORT)
+    return refuse(kInvalidArgument, call,
+                  "shrinkFlags " + std::to_string(shrinkFlags) + " is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT");
+  if (Result r = checkConfig(config, call)) return r;
+  tuttiConfig_t tc = childConfig(comm, config);
+  tuttiComm_t child = nullptr;
+  Result r = forward(tuttiCommShrink(comm->tutti, excludeRanksList, excludeRanksCount, &child, &tc, shrinkFlags));
+  *newcomm = wrap(child, tc.blocking == 1);
+  return r;
+}
+
+// NCCL 2.29's grow, declared here as nccl.h 2.29 does (CUDA's nccl.h is older).
+Result ncclCommGetUniqueId(ncclComm* comm, UniqueId* uniqueId) {
+  const char* call = "ncclCommGetUniqueId";
+  if (Result r = checkComm(comm, call)) return r;
+  if (!uniqueId) return refuse(kInvalidArgument, call, "uniqueId is NULL");
+  return forward(tuttiCommGetUniqueId(comm->tutti, reinterpret_cast<tuttiUniqueId*>(uniqueId)));
+}
+
+Result ncclCommGrow(ncclComm* comm, int nRanks, const UniqueId* uniqueId, int rank, ncclComm** newcomm,
+                    Config* config) {
+  const char* call = "ncclCommGrow";
+  if (comm)
+    if (Result r = checkComm(comm, call)) return r;
+  if (!newcomm) return refuse(kInvalidArgument, call, "newcomm is NULL");
+  *newcomm = nullptr;
+  if (Result r = checkConfig(config, call)) return r;
+  tuttiConfig_t tc = TUTTI_CONFIG_INITIALIZER;
+  if (comm) tc = childConfig(comm, config);
+  else if (config) tc = fromNcclConfig(config);
+  tuttiComm_t child = nullptr;
+  Result r = forward(tuttiCommGrow(comm ? comm->tutti : nullptr, nRanks,
+                                   reinterpret_cast<const tuttiUniqueId*>(uniqueId), rank, &child, &tc));
+  *newcomm = wrap(child, tc.blocking == 1);
+  return r;
 }
 
 Result ncclCommRevoke(ncclComm* comm, int revokeFlags) {

@@ -297,8 +297,9 @@ void checkRefusals(ncclComm_t comm) {
   EXPECT(r == ncclInvalidArgument && std::strstr(ncclGetLastError(nullptr), "not returned by tuttiMemAlloc"),
          "ncclMemFree of a stack address gave %s", ncclGetErrorString(r));
   ncclComm_t shrunk = comm;
-  r = ncclCommShrink(comm, nullptr, 0, &shrunk, nullptr, NCCL_SHRINK_DEFAULT);
-  EXPECT(r == ncclInvalidUsage && shrunk == nullptr, "ncclCommShrink gave %s", ncclGetErrorString(r));
+  r = ncclCommShrink(comm, nullptr, 0, &shrunk, nullptr, 0x100);  // tutti's own flag, not NCCL's
+  EXPECT(r == ncclInvalidArgument && shrunk == nullptr, "ncclCommShrink with flag 0x100 gave %s",
+         ncclGetErrorString(r));
   ncclConfig_t garbage;
   std::memset(&garbage, 0, sizeof garbage);
   ncclComm_t none = nullptr;
@@ -308,6 +309,28 @@ void checkRefusals(ncclComm_t comm) {
   std::vector<char> buf(4096);
   NCCL_OK(ncclCommRegister(comm, buf.data(), buf.size(), &handle));
   NCCL_OK(ncclCommDeregister(comm, handle));
+}
+
+// The last rank leaves (it does not call); the others go on without it,
+// renumbered in order. With one rank, nobody is excluded.
+void checkShrink(ncclComm_t comm) {
+  const int last = gSize - 1;
+  if (gSize > 1 && gRank == last) return;
+  int excluded[1] = {last};
+  ncclComm_t shrunk = nullptr;
+  NCCL_OK(ncclCommShrink(comm, excluded, gSize > 1 ? 1 : 0, &shrunk, nullptr, NCCL_SHRINK_DEFAULT));
+  if (!shrunk) return;
+  const int want = gSize > 1 ? gSize - 1 : 1;
+  int size = 0, rank = -1;
+  NCCL_OK(ncclCommCount(shrunk, &size));
+  NCCL_OK(ncclCommUserRank(shrunk, &rank));
+  EXPECT(size == want && rank == gRank, "the shrunk comm says rank %d of %d, want %d of %d", rank, size, gRank, want);
+  std::vector<int64_t> v(1031, gRank);
+  NCCL_OK(ncclAllReduce(v.data(), v.data(), v.size(), ncclInt64, ncclSum, shrunk, nullptr));
+  const int64_t sum = static_cast<int64_t>(want) * (want - 1) / 2;
+  EXPECT(v[0] == sum && v[1030] == sum, "the shrunk comm's allreduce gave %lld, want %lld",
+         static_cast<long long>(v[0]), static_cast<long long>(sum));
+  NCCL_OK(ncclCommDestroy(shrunk));
 }
 
 int runRank(const ncclUniqueId& id) {
@@ -326,6 +349,7 @@ int runRank(const ncclUniqueId& id) {
   checkPreMulSum(comm);
   checkSplitAndNonBlocking(comm);
   checkRefusals(comm);
+  checkShrink(comm);
   NCCL_OK(ncclCommDestroy(comm));
   if (gFailures == 0) std::printf("rank %d of %d: every check passed\n", gRank, gSize);
   std::fflush(stdout);  // forked ranks leave by _exit
