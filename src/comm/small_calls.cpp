@@ -204,7 +204,8 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
   const Context& w = context_;
   const int peer = call.waitPeer;
   if (w.abort && w.abort->load(std::memory_order_relaxed))
-    return InvalidUsage("communicator aborted by tuttiCommAbort").withContext(where(call, peer));
+    return InvalidUsage("communicator aborted (tuttiCommAbort, tuttiCommRevoke or a shrink's revoke)")
+        .withContext(where(call, peer));
   int by = -1;
   if (HangReport v = w.peers->verdictOfPeer(&by); v.culprit >= 0)
     return givenUpVerdict(w.peers, w.rank, v, by, waited, where(call, peer));

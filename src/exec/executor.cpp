@@ -109,6 +109,7 @@ class Run {
   // the one the cursor waits on) in the direction given.
   Status fail(Cursor& c, const Status& cause, int peer = -1, bool sending = false);
   bool eligible(size_t index) const;
+  Status checkAbort();  // the communicator was aborted or revoked
   Status checkHealth();
   // A kRecvAll* step waits on the first rank whose chunk is missing, but
   // any other still missing may be the one that died: checks them all.
@@ -537,11 +538,17 @@ Status Run::checkEveryPeer(Cursor& c) {
   return Status::Ok();
 }
 
+Status Run::checkAbort() {
+  for (Cursor& c : cursors_)
+    if (!c.finished() && c.work->abort && c.work->abort->load(std::memory_order_relaxed))
+      return describe(c, InvalidUsage("communicator aborted (tuttiCommAbort, tuttiCommRevoke or a shrink's revoke)"));
+  return Status::Ok();
+}
+
 Status Run::checkHealth() {
+  TUTTI_RETURN_IF_ERROR(checkAbort());
   for (Cursor& c : cursors_) {
     if (c.finished() || c.waitPeer < 0) continue;
-    if (c.work->abort && c.work->abort->load(std::memory_order_relaxed))
-      return describe(c, InvalidUsage("communicator aborted by tuttiCommAbort"));
     Status st = c.waitIsRecv ? (c.recv ? c.recv->checkPeer() : Status::Ok())
                              : (c.send ? c.send->checkPeer() : Status::Ok());
     if (st.ok() && c.waitIsRecv) st = checkEveryPeer(c);
@@ -614,9 +621,14 @@ Status Run::go() {
     // A socket poll is a syscall: after a few, sleep in poll() until data comes.
     const int64_t beforeSleep = options_.socketYieldRounds > 0 ? options_.spinCount + options_.socketYieldRounds
                                                                : std::min(options_.spinCount, 64);
-    if (backoff.idleRounds() >= beforeSleep && sleepOnDescriptors())
+    if (backoff.idleRounds() >= beforeSleep && sleepOnDescriptors()) {
       backoff.countIdle();
-    else backoff.pause();
+      // A round asleep lasts up to 1 ms: an abort (a revoke, a shrink) must
+      // not wait a thousand of them for the health check below.
+      TUTTI_RETURN_IF_ERROR(checkAbort());
+    } else {
+      backoff.pause();
+    }
     if (backoff.shouldCheck()) {
       TUTTI_RETURN_IF_ERROR(checkHealth());
       publishWait();

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -363,8 +364,10 @@ TEST(Errors, UnusableNetworkTransportIsRefusedWithTheReason) {
 // Rank 1 never joins the all-reduce rank 0 waits in; `stop`, from another
 // thread 300 ms in, must end that wait within 5 s with an error that says it
 // was aborted; then `after` checks the handle, where `stop` left it valid.
+// The waiting call must end soon after the stop, over shared memory or
+// over TCP (where it sleeps in poll() between looks at its connections).
 std::string stoppedWhileWaiting(const std::function<void(tuttiComm_t)>& stop,
-                                const std::function<std::string(tuttiComm_t)>& after) {
+                                const std::function<std::string(tuttiComm_t)>& after, bool overTcp = false) {
   auto outcomes = runRanks(2, [&](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -374,23 +377,30 @@ std::string stoppedWhileWaiting(const std::function<void(tuttiComm_t)>& stop,
       tuttiCommDestroy(comm);
       return "";
     }
+    std::atomic<int64_t> stoppedAt{0};
     std::thread stopper([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stoppedAt = std::chrono::steady_clock::now().time_since_epoch().count();
       stop(comm);
     });
     float x = 1;
     auto t0 = std::chrono::steady_clock::now();
     tuttiResult_t r = tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(t1 - t0).count();
     std::string msg = tuttiGetLastError(nullptr);
     stopper.join();
+    const double afterStop = std::chrono::duration<double>(
+        t1 - std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(stoppedAt.load()))).count();
     if (r == tuttiSuccess) return "the call succeeded without its peer";
     if (!contains(msg, "abort")) return "error does not say it was aborted: " + msg;
     if (s > 5) return "the call ended " + std::to_string(s) + " s after it began";
+    if (afterStop > 0.4) return "the call ended " + std::to_string(afterStop) + " s after the stop";
     return after ? after(comm) : "";
-  }, [](int rank) {
+  }, [overTcp](int rank) {
     auto env = baseEnv(rank);
     env["TUTTI_TIMEOUT"] = "60";
+    if (overTcp) env["TUTTI_SHM_DISABLE"] = "1";
     return env;
   });
   return summarize(outcomes);
@@ -415,6 +425,13 @@ TEST(Errors, RevokeFromAnotherThreadUnblocksAWaitingCallAndKeepsTheHandle) {
     return "";
   };
   EXPECT_EQ(stoppedWhileWaiting(revoke, handleStillServes), "");
+}
+
+TEST(Errors, RevokeFromAnotherThreadUnblocksACallWaitingOnTcpAtOnce) {
+  EXPECT_EQ(stoppedWhileWaiting([](tuttiComm_t comm) { tuttiCommRevoke(comm, 0); },
+                                [](tuttiComm_t comm) { return tuttiCommDestroy(comm) == tuttiSuccess ? "" : "destroy"; },
+                                true),
+            "");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 #include "tests/harness/fault_trial.h"
+#include "tests/harness/shrink_trial.h"
 
 namespace tutti_test {
 namespace {
@@ -299,6 +300,25 @@ TEST(MultiNodeHang, RanksOfOtherNodesNameTheStoppedRank) {
                            nodeEnv(3, {{"TUTTI_TIMEOUT", std::to_string(trial.timeoutSeconds)}}), 120);
   EXPECT_EQ(faultTrialStory(outcomes, trial), "");
 }
+
+// A rank killed on one node: the survivors of both nodes exclude the rank
+// tutti named, shrink, and check every call of the new communicator, on
+// host buffers and on device buffers of the emulated device.
+class MultiNodeShrink : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MultiNodeShrink, SurvivorsOnBothNodesGoOnWithoutAKilledRank) {
+  SKIP_WITHOUT_NODES(2);
+  const bool device = GetParam();
+  const ShrinkTrial trial{Victim::kKilled, 3, 5, device};  // rank 3 runs on node 1, beside rank 1
+  std::map<std::string, std::string> env{{"TUTTI_TIMEOUT", std::to_string(trial.timeoutSeconds)}};
+  if (device) env["TUTTI_EMULATE_DEVICE"] = "1";
+  auto outcomes =
+      runRanks(4, [trial](const RankContext& ctx) { return runShrinkRank(ctx, trial); }, nodeEnv(2, env), 300);
+  EXPECT_EQ(shrinkTrialStory(outcomes, trial), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Buffers, MultiNodeShrink, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(info.param ? "device" : "host"); });
 
 }  // namespace
 }  // namespace tutti_test

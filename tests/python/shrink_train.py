@@ -6,8 +6,10 @@ split among fewer ranks. The final parameters must equal a reference
 computed in one process that follows the same membership schedule.
 
 Its own launcher, not torchrun: torchrun ends the whole job when a worker dies.
+With --nodes, rank r runs in network namespace PREFIX-n(r % nodes) made by
+tests/multinode/netns.sh (node 0's data0 is 10.77.0.1).
 
-    python shrink_train.py [--procs 4] [--victim 1] [--kill-step 3]
+    python shrink_train.py [--procs 4] [--victim 1] [--kill-step 3] [--nodes 2 --prefix tutti-t]
 """
 import argparse
 import os
@@ -121,11 +123,15 @@ def launch(args):
     port = s.getsockname()[1]
     s.close()
     procs = []
+    nodes = max(args.nodes, 1)
     for r in range(args.procs):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.procs), LOCAL_RANK=str(r), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), TUTTI_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1", TUTTI_TIMEOUT="20")
-        procs.append(subprocess.Popen([sys.executable, __file__, "--rank-main"] + sys.argv[1:], env=env,
-                                      start_new_session=True))
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(args.procs), LOCAL_RANK=str(r // nodes),
+                   MASTER_ADDR="10.77.0.1" if args.nodes else "127.0.0.1", MASTER_PORT=str(port),
+                   TUTTI_SOCKET_IFNAME="data" if args.nodes else "lo", OMP_NUM_THREADS="1", TUTTI_TIMEOUT="20")
+        command = [sys.executable, __file__, "--rank-main"] + sys.argv[1:]
+        if args.nodes:
+            command = ["ip", "netns", "exec", f"{args.prefix}-n{r % nodes}"] + command
+        procs.append(subprocess.Popen(command, env=env, start_new_session=True))
     deadline = time.monotonic() + 240
     codes = []
     for p in procs:
@@ -138,7 +144,8 @@ def launch(args):
     bad = [(r, c) for r, c in enumerate(codes) if (c != -signal.SIGKILL if r == args.victim else c != 0)]
     if bad:
         raise SystemExit(f"exit codes {codes}: rank {args.victim} should die by SIGKILL, the others pass")
-    print(f"shrink_train: rank {args.victim} killed at step {args.kill_step}; {args.procs - 1} survivors "
+    where = f" on {args.nodes} namespace nodes" if args.nodes else ""
+    print(f"shrink_train: rank {args.victim} killed at step {args.kill_step}{where}; {args.procs - 1} survivors "
           "shrank and finished equal to the reference")
 
 
@@ -147,6 +154,8 @@ if __name__ == "__main__":
     ap.add_argument("--procs", type=int, default=4)
     ap.add_argument("--victim", type=int, default=1)
     ap.add_argument("--kill-step", type=int, default=3)
+    ap.add_argument("--nodes", type=int, default=0, help="namespace nodes (0: this host's loopback)")
+    ap.add_argument("--prefix", default="tutti-t")
     ap.add_argument("--rank-main", action="store_true")
     a = ap.parse_args()
     rank_main(a) if a.rank_main else launch(a)

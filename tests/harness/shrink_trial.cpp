@@ -1,0 +1,126 @@
+#include "tests/harness/shrink_trial.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "tests/collectives/collective_cases.h"
+#include "tests/harness/api_case_device.h"
+
+namespace tutti_test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// All-reduces of changing sizes until one fails (a peer failed).
+tuttiResult_t callUntilFailure(tuttiComm_t comm) {
+  std::vector<float> buf(1 << 16, 1.0f);
+  tuttiResult_t r = tuttiSuccess;
+  for (int calls = 0; calls < 1000000 && r == tuttiSuccess; ++calls)
+    r = tuttiAllReduce(buf.data(), buf.data(), 1 + calls % 4096, tuttiFloat32, tuttiMax, comm, nullptr);
+  return r;
+}
+
+std::string survivor(tuttiComm_t comm, const RankContext& ctx, const ShrinkTrial& t) {
+  Clock::time_point failedAt;
+  tuttiComm_t child = nullptr;
+  tuttiResult_t shrunk;
+  int victim = t.victimRank;
+  if (t.victim == Victim::kSilent) {
+    // The victim never enters this call; another thread revokes and shrinks.
+    std::vector<float> buf(1000, 1.0f);
+    auto inCall = std::async(std::launch::async, [&] {
+      return tuttiAllReduce(buf.data(), buf.data(), buf.size(), tuttiFloat32, tuttiSum, comm, nullptr);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    failedAt = Clock::now();
+    shrunk = tuttiCommShrink(comm, &victim, 1, &child, nullptr, TUTTI_SHRINK_ABORT);
+    if (inCall.wait_for(std::chrono::seconds(t.timeoutSeconds + 5)) != std::future_status::ready)
+      return "the call in flight did not end after the shrink revoked the communicator";
+    if (inCall.get() == tuttiSuccess) return "the call the victim never entered succeeded";
+  } else {
+    const tuttiResult_t r = callUntilFailure(comm);
+    failedAt = Clock::now();
+    if (r == tuttiSuccess) return std::string("never saw the ") + victimLabel(t.victim) + " rank";
+    // Nobody lists the victim: the survivors exclude whom tutti named.
+    shrunk = tuttiCommShrink(comm, nullptr, 0, &child, nullptr, TUTTI_SHRINK_EXCLUDE_FAILED);
+  }
+  if (shrunk != tuttiSuccess) return std::string("tuttiCommShrink: ") + tuttiGetLastError(comm);
+  int n = 0, rank = -1;
+  tuttiCommCount(child, &n);
+  tuttiCommUserRank(child, &rank);
+  const int wantRank = ctx.rank - (ctx.rank > victim ? 1 : 0);
+  if (n != ctx.nranks - 1 || rank != wantRank)
+    return "the shrunk communicator has " + std::to_string(n) + " ranks and this one is " + std::to_string(rank) +
+           "; want " + std::to_string(ctx.nranks - 1) + " and " + std::to_string(wantRank);
+  float one = 1, sum = 0;
+  if (tuttiAllReduce(&one, &sum, 1, tuttiFloat32, tuttiSum, child, nullptr) != tuttiSuccess || sum != n)
+    return std::string("the first call of the shrunk communicator: ") + tuttiGetLastError(child);
+  fprintf(stderr, "rank %d: %s victim %d: %.1f ms from the failed call to the shrunk communicator's first call\n",
+          ctx.rank, victimLabel(t.victim), victim, msSince(failedAt));
+  std::string err = checkEveryCall(child, rank, n, t.deviceBuffers);
+  tuttiCommDestroy(child);
+  tuttiCommAbort(comm);
+  return err;
+}
+
+}  // namespace
+
+const char* victimLabel(Victim v) {
+  return v == Victim::kKilled ? "killed" : v == Victim::kStopped ? "stopped" : "silent";
+}
+
+void signalMeLater(Victim v, int ms, int timeoutSeconds) {
+  const pid_t victim = getpid();
+  if (fork() != 0) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  if (v == Victim::kStopped) {
+    kill(victim, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::seconds(timeoutSeconds + 8));
+  }
+  kill(victim, SIGKILL);
+  _exit(0);
+}
+
+std::string checkEveryCall(tuttiComm_t comm, int rank, int nranks, bool deviceBuffers) {
+  std::unique_ptr<ApiCaseDevice> device;
+  if (deviceBuffers) device = std::make_unique<ApiCaseDevice>();
+  return runEveryCase(comm, rank, nranks, {0, 1, 7, 1031, 65537}, device.get(), 77);
+}
+
+std::string runShrinkRank(const RankContext& ctx, const ShrinkTrial& t) {
+  tuttiComm_t comm = nullptr;
+  if (std::string err = initComm(ctx, &comm); !err.empty()) return err;
+  if (ctx.rank != t.victimRank) return survivor(comm, ctx, t);
+  if (t.victim != Victim::kSilent) {
+    signalMeLater(t.victim, 200, t.timeoutSeconds);
+    callUntilFailure(comm);
+    for (;;) pause();  // the signal comes
+  }
+  // Alive and not calling, until the survivors are surely done.
+  std::this_thread::sleep_for(std::chrono::seconds(t.timeoutSeconds + 8));
+  tuttiCommAbort(comm);
+  return "";
+}
+
+std::string shrinkTrialStory(const std::vector<RankOutcome>& outcomes, const ShrinkTrial& t) {
+  std::string story;
+  for (const auto& o : outcomes) {
+    if (o.rank == t.victimRank && t.victim != Victim::kSilent) {
+      if (o.failure.find("signal 9") == std::string::npos)
+        story += "  the victim, rank " + std::to_string(o.rank) + ", was not killed: " + o.failure + "\n";
+    } else if (!o.failure.empty()) {
+      story += "  rank " + std::to_string(o.rank) + ": " + o.failure + "\n";
+    }
+  }
+  return story;
+}
+
+}  // namespace tutti_test
