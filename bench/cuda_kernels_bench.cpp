@@ -122,7 +122,7 @@ void workerBench(benchmark::State& state) {
   cudaMemset(arrivals, 0, sizeof(uint64_t));
   void* onDevice = nullptr;
   cudaHostGetDevicePointer(&onDevice, queue, 0);
-  const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks());
+  const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks(1));
   uint64_t posted = 0;
   auto post = [&](tutti::QueuedOpKind kind) {
     tutti::QueuedOp op{buf.dst, buf.a, buf.b, bytes / 4, static_cast<uint32_t>(kind),

@@ -22,8 +22,9 @@ int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
 // device's address of the mapped queue, `arrivals` a zeroed counter in
 // device memory kept for the device's workers, `blocks` from workerBlocks().
 int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream);
-// The grid of the current device's workers.
-int workerBlocks();
+// The grid of a worker on the current device when `sharers` ranks' workers
+// (threads or processes of this node on this device) may run at once.
+int workerBlocks(int sharers);
 // Loads every kernel above on the current device now. CUDA loads a kernel
 // at its first launch (lazy loading, the default since CUDA 12), and the
 // load waits for the device's streams to go idle: a first launch while a

@@ -14,6 +14,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("create_process_group", &ProcessGroupTutti::create,
         "Makes a tutti process group (store, rank, size, timeout)");
 #if TUTTI_TORCH_AT_LEAST(2, 8)
+  // Registered with a copy (pybind11 hands Python the most derived type).
+  using TuttiOptions = ProcessGroupTutti::Options;
+  pybind11::class_<TuttiOptions, c10d::Backend::Options, c10::intrusive_ptr<TuttiOptions>>(m, "Options")
+      .def("__copy__", [](const TuttiOptions& o) { return c10::make_intrusive<TuttiOptions>(o); })
+      .def("__deepcopy__", [](const TuttiOptions& o, pybind11::dict) { return c10::make_intrusive<TuttiOptions>(o); },
+           pybind11::arg("memo"));
   // Registered so that PyTorch hands Python tutti's groups as this type
   // (pybind11 finds the most derived registered type).
   pybind11::class_<ProcessGroupTutti, c10d::Backend, c10::intrusive_ptr<ProcessGroupTutti>>(m, "ProcessGroupTutti")

@@ -76,7 +76,7 @@ void ProcessGroupTutti::startQueues() {
   completions_ = std::make_unique<tutti::SerialWorker>();
   finisher_ = std::make_unique<CompletionPool>();
 #if TUTTI_TORCH_AT_LEAST(2, 8)
-  options_ = c10::make_intrusive<c10d::Backend::Options>("tutti", timeout_);
+  options_ = c10::make_intrusive<Options>(timeout_);
 #endif
   live_groups::add(this);
 }

@@ -142,6 +142,11 @@ class ProcessGroupTutti : public c10d::Backend {
   // The ranks tutti named as failed (tuttiCommFailedRanks), ascending.
   std::vector<int> failedRanks();
 #if TUTTI_TORCH_AT_LEAST(2, 8)
+  // backend.options: PyTorch's own type, bound (module.cpp) so that Python
+  // can deep-copy it, as split_group does; PyTorch 2.11 binds no copy.
+  struct Options : c10d::Backend::Options {
+    explicit Options(std::chrono::milliseconds timeout) : c10d::Backend::Options("tutti", timeout) {}
+  };
   // What PyTorch reads back (backend.options; split_group copies them).
   c10::intrusive_ptr<c10d::Backend::Options> getBackendOptions() override { return options_; }
   // From any thread: the call in flight fails at once, and every later one

@@ -73,6 +73,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   clock.lap("bootstrap");
   std::vector<std::string> busIds;
   TUTTI_ASSIGN_OR_RETURN(busIds, gatherBusIds());
+  for (int r = 0; r < nranks; ++r)
+    gpuSharers_ += !busIds[rank].empty() && busIds[r] == busIds[rank] && peers()[r].hostHash == peers()[rank].hostHash;
   TransportOptions topts;
   topts.p2pDisabled = config_.p2pDisabled;
   topts.device = device_;
@@ -104,7 +106,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // tutti's making now (hundreds of MiB of the device's memory each).
   const bool deviceNow = device_ >= 0 && deviceRuntime().contextActive(device_);
   if (deviceNow) {
-    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds));
+    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_));
   } else if (device_ >= 0) {
     TUTTI_INFO(kSubsysInit, "rank %d: device %d has no context yet: tutti makes none until a call gets device buffers",
                rank, device_);
@@ -306,7 +308,7 @@ Status Communicator::measureLinkCosts() {
 
 Status Communicator::makeDeviceSide() {
   if (deviceCalls_ || device_ < 0) return Status::Ok();
-  auto made = DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds);
+  auto made = DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_);
   if (!made.ok()) return made.status().withContext("rank " + std::to_string(rank_) + " making its device side");
   deviceCalls_ = std::move(made.value());
   connections_.setDeviceQueue(&deviceCalls_->queue());

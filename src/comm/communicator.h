@@ -188,6 +188,7 @@ class Communicator final : public Peers {
   int nranks_ = 1;
   std::string name_;
   int device_ = -1;
+  int gpuSharers_ = 0;  // ranks of this communicator on this node's device_ (the worker's grid)
   CommConfig config_;
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;

@@ -32,13 +32,14 @@ Result<uint32_t*> gateWord(DeviceRuntime& runtime) {
 }  // namespace
 
 Result<std::unique_ptr<DeviceCalls>> DeviceCalls::create(DeviceRuntime& runtime, int device,
-                                                         const std::atomic<bool>* abort, double timeoutSeconds) {
+                                                         const std::atomic<bool>* abort, double timeoutSeconds,
+                                                         int sharers) {
   DeviceScope scope(runtime, device);
   TUTTI_RETURN_IF_ERROR(scope.status());
   TUTTI_RETURN_IF_ERROR(runtime.loadKernels());
   TUTTI_ASSIGN_OR_RETURN(uint32_t* word, gateWord(runtime));
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, runtime.createStream());
-  auto queue = OpQueue::create(runtime, stream, abort, timeoutSeconds);
+  auto queue = OpQueue::create(runtime, stream, abort, timeoutSeconds, sharers);
   if (!queue.ok()) {
     runtime.destroyStream(stream);
     return queue.status();

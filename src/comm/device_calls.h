@@ -20,9 +20,11 @@ namespace tutti {
 class DeviceCalls {
  public:
   // `abort` ends the background thread's waits for the device, and one
-  // that sees the device take no op for `timeoutSeconds` fails.
+  // that sees the device take no op for `timeoutSeconds` fails; `sharers`
+  // ranks of this node use the device.
   static Result<std::unique_ptr<DeviceCalls>> create(DeviceRuntime& runtime, int device,
-                                                     const std::atomic<bool>* abort, double timeoutSeconds);
+                                                     const std::atomic<bool>* abort, double timeoutSeconds,
+                                                     int sharers);
   // Waits for the stream, then frees what it used.
   ~DeviceCalls();
   DeviceCalls(const DeviceCalls&) = delete;

@@ -79,7 +79,7 @@ struct CudaApi {
   int (*loadKernels)();
   // The op queue's worker (kernels/cuda/cuda_reduce.h).
   int (*launchWorker)(void* queue, void* arrivals, unsigned blocks, void* stream);
-  int (*workerBlocks)();
+  int (*workerBlocks)(int sharers);
 };
 
 // CUDA's own functions (the runtime linked statically; driver calls through

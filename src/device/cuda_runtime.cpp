@@ -208,7 +208,7 @@ class CudaRuntime final : public DeviceRuntime {
   Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override {
     return launched(cu_.launchWorker(queue, arrivals, blocks, s), "the worker kernel's launch");
   }
-  unsigned workerBlocks() override { return static_cast<unsigned>(cu_.workerBlocks()); }
+  unsigned workerBlocks(int sharers) override { return static_cast<unsigned>(cu_.workerBlocks(sharers)); }
   Status loadKernels() override {
     return launched(cu_.loadKernels(), "loading tutti's kernels");
   }

@@ -42,7 +42,7 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Status loadKernels() override { return refuse(); }
   Status streamWaitEvent(DeviceStream, DeviceEvent) override { return refuse(); }
   Status launchWorker(void*, void*, unsigned, DeviceStream) override { return refuse(); }
-  unsigned workerBlocks() override { return 1; }
+  unsigned workerBlocks(int) override { return 1; }
   Status flushRemoteWrites() override { return refuse(); }
   void freeDevice(void*) override {}
   Status reduceAsync(void*, const void*, const void*, size_t, DataType, RedOp, int, DeviceStream) override {

@@ -116,7 +116,8 @@ class DeviceRuntime {
   // in device memory that every worker of the queue uses, with the same
   // `blocks` (workerBlocks()).
   virtual Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) = 0;
-  virtual unsigned workerBlocks() = 0;
+  // The worker's grid when `sharers` ranks use this device at once.
+  virtual unsigned workerBlocks(int sharers) = 0;
   // The reduction kernel (kernels/reducer.h's contract) on a stream, alone:
   // collectives do not launch it (their ops go to the worker, since a launch
   // from the background thread can wait for a copy that waits for the

@@ -115,7 +115,7 @@ class EmulatedDevice final : public DeviceRuntime {
   Status loadKernels() override;
   Status streamWaitEvent(DeviceStream s, DeviceEvent e) override;
   Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override;
-  unsigned workerBlocks() override { return 2; }
+  unsigned workerBlocks(int) override { return 2; }
   Status flushRemoteWrites() override;
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,
                      int divisor, DeviceStream s) override;

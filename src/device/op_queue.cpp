@@ -6,7 +6,8 @@
 namespace tutti {
 
 Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceStream stream,
-                                                 const std::atomic<bool>* abort, double timeoutSeconds) {
+                                                 const std::atomic<bool>* abort, double timeoutSeconds,
+                                                 int sharers) {
   std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort, timeoutSeconds));
   // Zeroed whole pages, as registration maps pages.
   TUTTI_ASSIGN_OR_RETURN(q->memory_, HostBuffer::allocate((sizeof(OpQueueShared) + 4095) / 4096 * 4096));
@@ -19,7 +20,7 @@ Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceS
   static const uint64_t kZero = 0;
   TUTTI_RETURN_IF_ERROR(runtime.copyAsync(q->arrivals_, &kZero, sizeof(kZero), stream));
   TUTTI_RETURN_IF_ERROR(runtime.synchronize(stream));
-  q->blocks_ = runtime.workerBlocks();
+  q->blocks_ = runtime.workerBlocks(sharers);
   return q;
 }
 

@@ -19,8 +19,10 @@ class OpQueue {
  public:
   // On the current device, for `stream`; `abort` ends a wait for the
   // worker, and one that sees no op finish for `timeoutSeconds` fails.
+  // `sharers`: the ranks whose workers share the device (its grid).
   static Result<std::unique_ptr<OpQueue>> create(DeviceRuntime& runtime, DeviceStream stream,
-                                                 const std::atomic<bool>* abort, double timeoutSeconds = 300);
+                                                 const std::atomic<bool>* abort, double timeoutSeconds = 300,
+                                                 int sharers = 1);
   // The stream must be idle (no worker waiting for a stop).
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;

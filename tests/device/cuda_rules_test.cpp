@@ -226,7 +226,7 @@ TEST_P(CudaRules, TheLegacyStreamAndBlockingStreamsWaitForEachOtherNotForTuttis)
 // thread wait for that copy: creating and destroying an event do (a rank
 // hung in cuEventDestroy on an H200), and when the copy is on the legacy
 // stream, as torch's is, so does every kernel launch (ranks hung in
-// cuLaunchKernel) and any copy. So the thread that must run
+// cuLaunchKernel), any copy and an event's record (an H200, run 8). So the thread that must run
 // the collective to open the gate makes no CUDA call: the caller's thread
 // launches a worker kernel with the call (kernels/op_queue.h). The
 // emulation is built on these rules (tests/harness/emulated_cuda.h).
@@ -270,7 +270,7 @@ TEST_P(CudaRules, WhatWaitsWhileAThreadCopiesPageableMemory) {
           {"the copy kernel's launch", [&] { return cu.launchCopy(dev, dev + 8192, 4096, o); }, legacy},
           {"the reduce kernel's launch",
            [&] { return cu.launchReduce(dev, dev, dev + 8192, 1024, DataType::kFloat32, RedOp::kSum, 1, o); }, legacy},
-          {"cudaEventRecord", [&] { return cu.eventRecord(e, o); }, false},
+          {"cudaEventRecord", [&] { return cu.eventRecord(e, o); }, legacy},
           {"cudaEventQuery", [&] { return cu.eventQuery(e); }, false},
           {"cudaEventSynchronize of a reached event", [&] { return cu.eventSynchronize(e); }, false},
           {"cudaSetDevice", [&] { return cu.setDevice(0); }, false},
@@ -470,7 +470,10 @@ TEST_P(CudaRules, TheWorkerRunsQueuedOpsInOrderBitForBit) {
     std::vector<Check> checks;
     auto upload = [&](const std::vector<unsigned char>& host) {
       void* p = *rt.allocDevice(host.size());
+      // A copy from pageable memory may return before it lands (CUDA stages
+      // it): the worker's ops are not ordered after `uploads`.
       (void)rt.copyAsync(p, host.data(), host.size(), *uploads);
+      (void)rt.synchronize(*uploads);
       return static_cast<char*>(p);
     };
     auto bytesOf = [](size_t n, uint32_t seed) {

@@ -266,7 +266,7 @@ cudaError_t streamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
 // A copy to or from pageable memory returns once it is done, and while it
 // waits for its stream, another thread's cudaEventCreate or cudaEventDestroy
 // does not return, nor, when the copy is on the legacy stream, a kernel
-// launch or a copy (the driver's lock: hung ranks' stacks on an H200,
+// launch, a copy or an event's record (the driver's lock: hung ranks' stacks on an H200,
 // bench/results/gpu.md); records and queries go on, and copies when the
 // pageable one is on a stream of its own.
 // CudaRules.WhatWaitsWhileAThreadCopiesPageableMemory checks it on a GPU.
@@ -293,6 +293,8 @@ cudaError_t eventCreateWithFlags(cudaEvent_t* e, unsigned int) {
 
 cudaError_t eventRecord(cudaEvent_t e, cudaStream_t s) {
   ENTER(false);
+  // Like a launch, it waits while a pageable copy waits on the legacy stream.
+  waitForPageableCopies("cudaEventRecord", S().legacyPageableCopy);
   return from(S().dev.recordInto(de(e), ds(s)), cudaErrorInvalidResourceHandle);
 }
 
@@ -511,7 +513,7 @@ int launchWorker(void* queue, void* arrivals, unsigned blocks, void* s) {
   return launch([&] { return S().dev.launchWorker(queue, arrivals, blocks, s); });
 }
 
-int workerBlocks() { return 2; }
+int workerBlocks(int) { return 2; }
 
 void runHostFunctions(EmulatedCuda::State* st) {
   tInHostFunction = true;
