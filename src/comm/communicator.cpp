@@ -2,6 +2,7 @@
 #include "src/comm/communicator.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "src/topo/nic_affinity.h"
 #include "src/topo/topology.h"
 #include "transport/registry.h"
+#include "transport/shm/segment.h"
 
 namespace tutti {
 
@@ -39,6 +41,12 @@ Communicator::~Communicator() {
   if (deviceCalls_) (void)deviceCalls_->finish();
   connections_.clear();
   deviceCalls_.reset();
+  // A host-mate killed before its peers mapped its segments left their
+  // names: the survivors remove them, so a kill at any moment leaves none.
+  if (bootstrap_) {
+    for (const RankInfo& r : peers())
+      if (r.hostHash == peers()[rank_].hostHash && r.pid != getpid()) ShmSegment::removeNamesOfDeadProcess(r.pid);
+  }
 }
 
 Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
@@ -73,8 +81,13 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   clock.lap("bootstrap");
   std::vector<std::string> busIds;
   TUTTI_ASSIGN_OR_RETURN(busIds, gatherBusIds());
-  for (int r = 0; r < nranks; ++r)
-    gpuSharers_ += !busIds[rank].empty() && busIds[r] == busIds[rank] && peers()[r].hostHash == peers()[rank].hostHash;
+  std::vector<ProgressBoard::HostMate> hostMates;  // every rank has published its record by now
+  for (int r = 0; r < nranks; ++r) {
+    const bool hostMate = peers()[r].hostHash == peers()[rank].hostHash;
+    if (hostMate) hostMates.push_back({peers()[r].pid, r});
+    gpuSharers_ += hostMate && !busIds[rank].empty() && busIds[r] == busIds[rank];
+  }
+  health_.progress().watchHostMates(hostMates);
   TransportOptions topts;
   topts.p2pDisabled = config_.p2pDisabled;
   topts.device = device_;
@@ -132,6 +145,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // Every shared segment is mapped by both sides once all ranks get here.
   TUTTI_RETURN_IF_ERROR(bootstrap_->barrier());
   if (small_) small_->block().unlink();
+  health_.progress().unlinkName();
   clock.lap("final barrier");
   TUTTI_INFO(kSubsysInit, "rank %d: init done in %.1f ms (%s), up to %d channel(s); %s", rank, clock.totalMs(),
              clock.laps().c_str(), config_.maxChannels, describeMemory().c_str());

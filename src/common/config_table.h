@@ -31,6 +31,7 @@
   X(RING_ORDER, "topo", "topo: rings keep each node's ranks adjacent; rank: rings follow rank order") \
   X(TOPO_FILE, "", "read this JSON topology instead of detecting the machine")                 \
   X(TOPO_DUMP_FILE, "", "write the topology in use to this JSON file (%h host, %p pid)")        \
+  X(CACHE_DIR, "", "where the processes of a host share their topology probe (empty: $XDG_RUNTIME_DIR/tutti, else $XDG_CACHE_HOME/tutti or ~/.cache/tutti)") \
   X(NSOCKS_PERTHREAD, "1", "TCP sockets per helper thread (or per connection without threads)") \
   X(SOCKET_NTHREADS, "0", "helper threads per socket connection (0: the caller's thread moves the bytes)") \
   X(BUFFSIZE, "1048576", "bytes of staging buffer per connection and channel (NSTEPS chunks)")                 \

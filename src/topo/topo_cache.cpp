@@ -1,7 +1,8 @@
 // One probe per host. hwloc's probe costs tens of milliseconds a process,
 // most of a small job's init, and every process of a host would get the same
 // answer: the first to come probes and leaves the graph as JSON in a
-// directory (/dev/shm); the others wait on a lock meanwhile and read it.
+// directory (topologyCacheDir()); the others wait on a lock meanwhile and
+// read it.
 // The file's name holds what would change the answer: the boot, the user,
 // the process's CPU binding, its visible devices and the host's network
 // interfaces. A file older than kFreshSeconds is probed again.
@@ -12,10 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "src/common/config.h"
 #include "src/common/hash.h"
 #include "src/common/text_file.h"
 #include "src/topo/topology.h"
@@ -46,21 +52,39 @@ std::string interfaceNames() {
   return names;
 }
 
-// The files of this user's other keys (interfaces come and go) that are too
-// old to be read again, so they do not pile up in memory until a reboot.
+// The files of this user's other keys (interfaces come and go): those too
+// old to be read again, and beyond the newest kTopologyCacheFiles - 1, so
+// the directory stays small whatever configurations it meets.
 void removeStale(const std::string& dir, const std::string& keep) {
   const std::string mine = "tutti-topo-" + std::to_string(getuid()) + "-";
   DIR* d = opendir(dir.c_str());
   if (!d) return;
+  std::vector<std::pair<time_t, std::string>> others;  // mtime, path of a .json
   while (dirent* e = readdir(d)) {
-    if (std::string(e->d_name).rfind(mine, 0) != 0) continue;
-    const std::string path = dir + "/" + e->d_name;
+    const std::string name = e->d_name;
+    if (name.rfind(mine, 0) != 0) continue;
+    const std::string path = dir + "/" + name;
     if (path.rfind(keep, 0) == 0) continue;  // this key's file and lock
     struct stat st;
-    if (stat(path.c_str(), &st) == 0 && st.st_uid == getuid() && time(nullptr) - st.st_mtime > 2 * kFreshSeconds)
+    if (stat(path.c_str(), &st) != 0 || st.st_uid != getuid()) continue;
+    if (time(nullptr) - st.st_mtime > 2 * kFreshSeconds) {
       unlink(path.c_str());
+    } else if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+      others.emplace_back(st.st_mtime, path);
+    }
   }
   closedir(d);
+  std::sort(others.begin(), others.end(), std::greater<>());
+  for (size_t i = kTopologyCacheFiles - 1; i < others.size(); ++i) {
+    unlink(others[i].second.c_str());
+    unlink((others[i].second + ".lock").c_str());
+  }
+}
+
+bool madeDirectory(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) && st.st_uid == getuid() && access(path.c_str(), W_OK) == 0;
+  return mkdir(path.c_str(), 0700) == 0;
 }
 
 }  // namespace
@@ -75,6 +99,23 @@ std::string topologyCacheKey() {
   snprintf(name, sizeof(name), "tutti-topo-%u-%016llx.json", static_cast<unsigned>(getuid()),
            static_cast<unsigned long long>(fnv1a64(key.data(), key.size())));
   return name;
+}
+
+std::string topologyCacheDir() {
+  const std::string chosen = tunableString("CACHE_DIR");
+  if (!chosen.empty() && madeDirectory(chosen)) return chosen;
+  std::vector<std::string> candidates;
+  if (const char* run = getenv("XDG_RUNTIME_DIR"); run && *run) candidates.push_back(std::string(run) + "/tutti");
+  if (const char* cache = getenv("XDG_CACHE_HOME"); cache && *cache) {
+    candidates.push_back(std::string(cache) + "/tutti");
+  } else if (const char* home = getenv("HOME"); home && *home) {
+    const std::string dotCache = std::string(home) + "/.cache";
+    if (madeDirectory(dotCache)) candidates.push_back(dotCache + "/tutti");
+  }
+  candidates.push_back("/tmp/tutti-" + std::to_string(getuid()));
+  for (const std::string& dir : candidates)
+    if (madeDirectory(dir)) return dir;
+  return "/tmp";
 }
 
 TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::string>* notes) {

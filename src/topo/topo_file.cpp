@@ -38,7 +38,7 @@ Result<TopoGraph> loadTopology() {
     static std::optional<TopoGraph> detected;
     static std::vector<std::string> notes;
     std::lock_guard<std::mutex> lock(mutex);
-    if (!detected) detected = detectTopologyOncePerHost("/dev/shm", &notes);
+    if (!detected) detected = detectTopologyOncePerHost(topologyCacheDir(), &notes);
     graph = *detected;
     for (const auto& n : notes) TUTTI_INFO(kSubsysInit, "topology: %s", n.c_str());
   }

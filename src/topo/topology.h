@@ -75,6 +75,13 @@ TopoGraph detectTopology(std::vector<std::string>* notes = nullptr);
 TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::string>* notes = nullptr);
 // The cache file's name: what would change the answer, hashed.
 std::string topologyCacheKey();
+// Where the cache lives, made if missing: TUTTI_CACHE_DIR; else "tutti" in
+// the user's runtime directory (XDG_RUNTIME_DIR: this host's, in memory) or
+// cache directory (XDG_CACHE_HOME, else ~/.cache); /tmp/tutti-UID when none
+// can be made. Not /dev/shm: that is the jobs' shared memory.
+std::string topologyCacheDir();
+// At most this many cache files of a user are kept in the directory.
+constexpr int kTopologyCacheFiles = 8;
 
 // What a communicator uses: TUTTI_TOPO_FILE when set, else detection; then
 // written to TUTTI_TOPO_DUMP_FILE when set (JSON).

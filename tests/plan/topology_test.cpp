@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +67,80 @@ TEST(TopologyCache, TheFirstProbesTheNextReadsABrokenFileIsReplaced) {
   EXPECT_FALSE(readFromCache(third));
   EXPECT_TRUE(readTopologyFile(file).ok());
   std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+// However many configurations a host meets, a user's cache holds at most
+// kTopologyCacheFiles files, the newest kept.
+TEST(TopologyCache, KeepsAtMostEightFilesOfAUser) {
+  char dir[] = "/tmp/tutti-topo-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string mine = "tutti-topo-" + std::to_string(getuid()) + "-";
+  for (int i = 0; i < 12; ++i) {
+    const std::string other = std::string(dir) + "/" + mine + "00000000000000" + std::to_string(10 + i) + ".json";
+    std::ofstream(other) << "{}";
+    std::ofstream(other + ".lock");
+  }
+  detectTopologyOncePerHost(dir);
+  int files = 0, locks = 0;
+  bool own = false;
+  if (DIR* d = opendir(dir)) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.rfind(mine, 0) != 0) continue;
+      files += name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+      locks += name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0;
+      own = own || name == topologyCacheKey();
+    }
+    closedir(d);
+  }
+  EXPECT_TRUE(own) << "the probe's own file";
+  EXPECT_EQ(files, kTopologyCacheFiles);
+  EXPECT_EQ(locks, kTopologyCacheFiles);
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+// The cache goes where a user's caches belong, never /dev/shm: TUTTI_CACHE_DIR,
+// else XDG_RUNTIME_DIR/tutti, else XDG_CACHE_HOME/tutti (or ~/.cache/tutti).
+// In a child: the environment is changed.
+TEST(TopologyCache, LivesInTheUsersDirectories) {
+  char dir[] = "/tmp/tutti-topo-home-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string base = dir;
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto expect = [](const std::string& want, int code) {
+      if (topologyCacheDir() != want) {
+        fprintf(stderr, "cache dir %s, expected %s\n", topologyCacheDir().c_str(), want.c_str());
+        _exit(code);
+      }
+    };
+    unsetenv("TUTTI_CACHE_DIR");
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", base.c_str(), 1);
+    setenv("XDG_RUNTIME_DIR", (base + "/run").c_str(), 1);
+    mkdir((base + "/run").c_str(), 0700);
+    expect(base + "/run/tutti", 10);
+    unsetenv("XDG_RUNTIME_DIR");
+    expect(base + "/.cache/tutti", 11);
+    setenv("XDG_CACHE_HOME", (base + "/cache").c_str(), 1);
+    mkdir((base + "/cache").c_str(), 0700);
+    expect(base + "/cache/tutti", 12);
+    setenv("TUTTI_CACHE_DIR", (base + "/chosen").c_str(), 1);
+    expect(base + "/chosen", 13);
+    // What a communicator does: the probe lands there, not in /dev/shm.
+    const std::string inShm = "/dev/shm/" + topologyCacheKey();
+    unlink(inShm.c_str());
+    if (!loadTopology().ok()) _exit(14);
+    if (access((base + "/chosen/" + topologyCacheKey()).c_str(), R_OK) != 0) _exit(15);
+    if (access(inShm.c_str(), F_OK) == 0) _exit(16);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10-13: the wrong directory; 14: no topology; 15: no file in the chosen "
+                                       "directory; 16: a file in /dev/shm";
+  std::system(("rm -rf " + base).c_str());
 }
 
 // Processes that start together probe once: the others wait on the lock.

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <new>
 
+#include "src/common/process_watch.h"
+
 namespace tutti {
 
 static_assert(sizeof(ShmControl) <= 4096, "control block must fit the first page");
@@ -41,20 +43,34 @@ std::string ShmSegment::nameFor(int pid, uint64_t commMagic, int rank, unsigned 
   return name;
 }
 
+namespace {
+
+// Exited, or a zombie its parent has not reaped yet (a launcher's child).
+bool gone(long pid) { return pid > 0 && processState(static_cast<int>(pid)) == ProcessState::kGone; }
+
+// Unlinks this pid namespace's segments whose creator `dead` says is gone.
+template <typename Dead>
+void removeNamesOf(Dead dead) {
+  const std::string prefix = "tutti-" + pidNamespace() + "-";
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    if (dead(std::strtol(name.c_str() + prefix.size(), nullptr, 10))) shm_unlink(("/" + name).c_str());
+  }
+  closedir(dir);
+}
+
+}  // namespace
+
 void ShmSegment::removeOrphans() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string prefix = "tutti-" + pidNamespace() + "-";
-    DIR* dir = opendir("/dev/shm");
-    if (!dir) return;
-    while (dirent* e = readdir(dir)) {
-      std::string name = e->d_name;
-      if (name.rfind(prefix, 0) != 0) continue;
-      long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) shm_unlink(("/" + name).c_str());
-    }
-    closedir(dir);
-  });
+  std::call_once(once, [] { removeNamesOf(gone); });
+}
+
+void ShmSegment::removeNamesOfDeadProcess(int pid) {
+  if (gone(pid)) removeNamesOf([pid](long creator) { return creator == pid; });
 }
 
 ShmSegment::~ShmSegment() {

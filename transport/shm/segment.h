@@ -35,6 +35,8 @@ class ShmSegment {
   // Removes the segments of creators in this pid namespace that no longer
   // run (killed mid-setup, where no destructor ran). Once per process.
   static void removeOrphans();
+  // The same for one creator, process `pid`, if it no longer runs.
+  static void removeNamesOfDeadProcess(int pid);
 
   ShmSegment() = default;
   ShmSegment(const ShmSegment&) = delete;
