@@ -1,7 +1,7 @@
 """Trains framework rows on gloo and on tutti and compares them: every row's
 per-step losses and final parameters must equal gloo's.
 
-  compare.py [--procs N] [--nodes M --prefix P] [--rows WORDS] [--steps S] [--wrong]
+  compare.py [--procs N] [--nodes M --prefix P] [--rows WORDS] [--steps S] [--wrong [WORDS]]
 
 With 2 ranks each reduction adds two numbers, in either order the same bits:
 the results must be identical. With more ranks the sums come in another
@@ -9,9 +9,9 @@ order, so TOLERANCE bounds the difference (float32 rounding, grown by the
 updates; measured differences are below 1e-6). Every tutti run must also
 show tutti served its calls (task.tutti_calls).
 
---wrong: each row is also run on tutti with TUTTI_FW_WRONG=1 (one rank's
-contribution changed, as a faulty backend would change it): the comparison
-must catch it, or the row fails.
+--wrong: each row (or each WORDS names) is also run on tutti with
+TUTTI_FW_WRONG=1 (one rank's contribution changed, as a faulty backend would
+change it): the comparison must catch it, or the row fails.
 """
 import argparse
 import sys
@@ -50,7 +50,9 @@ def main():
     parser.add_argument("--prefix", help="namespace nodes PREFIX-n0..; this host when absent")
     parser.add_argument("--rows", default="", help="comma-separated words of row names")
     parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--wrong", action="store_true", help="also run each row sabotaged: it must be caught")
+    parser.add_argument("--wrong", nargs="?", const="*", default=None, metavar="WORDS",
+                        help="also run the rows sabotaged (those WORDS name, every row without them): "
+                             "each must be caught")
     args = parser.parse_args()
     import task
 
@@ -58,13 +60,16 @@ def main():
     world = args.procs * args.nodes
     common = dict(procs=args.procs, nodes=args.nodes, prefix=args.prefix, steps=steps)
     selected = rows.by_names(args.rows)
+    named = [] if args.wrong is None else selected if args.wrong == "*" else rows.by_names(args.wrong)
+    sabotaged = [r for r in selected if r in named]
     failures = []
     for row in selected:
         try:
             gloo = rows.run(row, "gloo", **common)
             tutti = rows.run(row, "tutti", **common)
             problem = check(gloo, tutti, world, steps)
-            if problem is None and args.wrong:
+            caught = None
+            if problem is None and row in sabotaged:
                 caught = check(gloo, rows.run(row, "tutti", wrong=True, **common), world, steps)
                 problem = None if caught else "a sabotaged run (TUTTI_FW_WRONG=1) went unnoticed"
         except RuntimeError as e:
@@ -76,12 +81,12 @@ def main():
         loss, param = differences(gloo, tutti)
         print(f"ok {row.name}: losses {tutti['losses'][0]:.5f} .. {tutti['losses'][-1]:.5f}; largest difference "
               f"from gloo: losses {loss:.3g}, parameters {param:.3g}; tutti served {tutti['tutti_calls']} calls"
-              + (f"; sabotaged run caught ({caught})" if args.wrong else ""), flush=True)
+              + (f"; sabotaged run caught ({caught})" if caught else ""), flush=True)
     where = f"{args.nodes} namespace nodes x {args.procs}" if args.prefix else f"{args.procs} processes on this host"
     for f in failures:
         print(f, file=sys.stderr)
     print(f"{len(selected) - len(failures)} of {len(selected)} rows equal gloo's ({where}, {steps} steps"
-          + (", each sabotaged run caught" if args.wrong else "") + ")")
+          + (f", each of {len(sabotaged)} sabotaged runs caught" if sabotaged else "") + ")")
     sys.exit(1 if failures else 0)
 
 
