@@ -368,12 +368,13 @@ int workerBlocks(int sharers) {
     return 1;
   // A share of what the GPU holds at once: the workers of every rank on the
   // GPU (threads of one process, or processes under MPS) must be resident
-  // together, since each spins until its peers' chunks arrive; and half at
-  // most, so a second communicator's worker still fits beside (H200 run 8:
-  // an eighth of the GPU moved 0.42 of the copy's rate).
+  // together, since each spins until its peers' chunks arrive; and a quarter
+  // at most, so the workers of three more communicators of a rank (PyTorch's
+  // groups, used at once) still fit beside it (H200 run 8: an eighth of the
+  // GPU moved 0.42 of the copy's rate).
   int perSm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, opWorker, kThreads, 0) != cudaSuccess) perSm = 1;
-  return std::max(1, sms * std::max(1, perSm) / std::max(2, sharers));
+  return std::max(1, sms * std::max(1, perSm) / std::max(4, sharers));
 }
 
 namespace {
