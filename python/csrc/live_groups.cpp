@@ -1,6 +1,6 @@
 #include "live_groups.h"
 
-#include <torch/extension.h>
+#include <pybind11/pybind11.h>
 
 #include <mutex>
 #include <set>

@@ -1,7 +1,7 @@
 // The extension module: exposes the creator that tutti_torch registers as
 // the "tutti" backend.
 #include <pybind11/chrono.h>
-#include <torch/extension.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <optional>
 #include <vector>
