@@ -1,11 +1,14 @@
 #include "tests/harness/shrink_trial.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <future>
+#include <optional>
 #include <memory>
 #include <thread>
 
@@ -28,7 +31,94 @@ tuttiResult_t callUntilFailure(tuttiComm_t comm) {
   return r;
 }
 
-std::string survivor(tuttiComm_t comm, const RankContext& ctx, const ShrinkTrial& t) {
+// What this process holds that a communicator adds to: threads, open file
+// descriptors (sockets among them) and mappings of shared-memory segments.
+struct Holdings {
+  int threads = 0, fds = 0, shmMappings = 0;
+  bool operator==(const Holdings& o) const {
+    return threads == o.threads && fds == o.fds && shmMappings == o.shmMappings;
+  }
+  std::string str() const {
+    return std::to_string(threads) + " threads, " + std::to_string(fds) + " file descriptors, " +
+           std::to_string(shmMappings) + " shared-memory mappings";
+  }
+};
+
+int entriesOf(const char* dir) {
+  int n = 0;
+  if (DIR* d = opendir(dir)) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+Holdings holdingsNow() {
+  Holdings h{entriesOf("/proc/self/task"), entriesOf("/proc/self/fd"), 0};
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) h.shmMappings += line.find(" /dev/shm/") != std::string::npos;
+  return h;
+}
+
+// Once it holds still: a rendezvous root's thread ends just after its last
+// answer, and a connection's closing may trail its communicator's destroy.
+Holdings settledHoldings() {
+  Holdings last = holdingsNow();
+  for (int reads = 0; reads < 40; ++reads) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const Holdings now = holdingsNow();
+    if (now == last) return now;
+    last = now;
+  }
+  return last;
+}
+
+// What this process holds once it has run a communicator of its own (one
+// rank, the same calls) and destroyed it: what tutti keeps for the process's
+// life (a thread answering hang queries; the emulated device's) included.
+Holdings holdingsOnceTuttiRan(bool deviceBuffers) {
+  tuttiUniqueId id;
+  tuttiComm_t alone = nullptr;
+  if (tuttiGetUniqueId(&id) == tuttiSuccess && tuttiCommInitRank(&alone, 1, id, 0) == tuttiSuccess) {
+    checkEveryCall(alone, 0, 1, deviceBuffers);
+    tuttiCommDestroy(alone);
+  }
+  return settledHoldings();
+}
+
+// After the shrink, with the parent aborted, nothing of the excluded rank
+// is left: while the shrunk communicator lives this process holds what the
+// same survivors' communicator made from scratch holds once it has run the
+// same calls, and once it is destroyed, what it held before the parent's
+// init (where that is known). "" or the difference.
+std::string leftNothingBehind(tuttiComm_t& child, int rank, int n, const ShrinkTrial& t,
+                              const std::optional<Holdings>& before) {
+  const Holdings shrunk = settledHoldings();
+  tuttiUniqueId id{};
+  if (rank == 0 && tuttiGetUniqueId(&id) != tuttiSuccess)
+    return std::string("tuttiGetUniqueId: ") + tuttiGetLastError(nullptr);
+  if (tuttiBroadcast(&id, &id, sizeof id, tuttiUint8, 0, child, nullptr) != tuttiSuccess)
+    return std::string("sharing the fresh communicator's id: ") + tuttiGetLastError(child);
+  tuttiCommDestroy(child);
+  child = nullptr;
+  const Holdings after = settledHoldings();
+  tuttiComm_t fresh = nullptr;
+  if (tuttiCommInitRank(&fresh, n, id, rank) != tuttiSuccess)
+    return std::string("a fresh communicator of the survivors: ") + tuttiGetLastError(nullptr);
+  std::string err = checkEveryCall(fresh, rank, n, t.deviceBuffers);
+  const Holdings made = settledHoldings();
+  tuttiCommDestroy(fresh);
+  if (!err.empty()) return "the fresh communicator: " + err;
+  if (before && !(after == *before))
+    return "before the parent's init this rank held " + before->str() + "; after the shrunk communicator's destroy, " +
+           after.str();
+  if (t.holdsWhatAFreshOneHolds && !(shrunk == made))
+    return "after the shrink and the parent's abort this rank holds " + shrunk.str() +
+           "; with a communicator of the same ranks made from scratch, " + made.str();
+  return "";
+}
+
+std::string survivor(tuttiComm_t comm, const RankContext& ctx, const ShrinkTrial& t, const std::optional<Holdings>& before) {
   Clock::time_point failedAt;
   tuttiComm_t child = nullptr;
   tuttiResult_t shrunk;
@@ -65,9 +155,11 @@ std::string survivor(tuttiComm_t comm, const RankContext& ctx, const ShrinkTrial
     return std::string("the first call of the shrunk communicator: ") + tuttiGetLastError(child);
   fprintf(stderr, "rank %d: %s victim %d: %.1f ms from the failed call to the shrunk communicator's first call\n",
           ctx.rank, victimLabel(t.victim), victim, msSince(failedAt));
-  std::string err = checkEveryCall(child, rank, n, t.deviceBuffers);
-  tuttiCommDestroy(child);
+  // The parent goes first, as a job that shrank lets go of it.
   tuttiCommAbort(comm);
+  std::string err = checkEveryCall(child, rank, n, t.deviceBuffers);
+  if (err.empty()) err = leftNothingBehind(child, rank, n, t, before);
+  if (child) tuttiCommDestroy(child);
   return err;
 }
 
@@ -96,9 +188,14 @@ std::string checkEveryCall(tuttiComm_t comm, int rank, int nranks, bool deviceBu
 }
 
 std::string runShrinkRank(const RankContext& ctx, const ShrinkTrial& t) {
+  // Every rank warms up alike (the parent's init waits for the slowest). Rank
+  // 0 hosts the parent's rendezvous (tests/harness/ranks.h) until every rank
+  // has joined: its holdings now are no baseline.
+  std::optional<Holdings> before = holdingsOnceTuttiRan(t.deviceBuffers);
+  if (ctx.rank == 0) before.reset();
   tuttiComm_t comm = nullptr;
   if (std::string err = initComm(ctx, &comm); !err.empty()) return err;
-  if (ctx.rank != t.victimRank) return survivor(comm, ctx, t);
+  if (ctx.rank != t.victimRank) return survivor(comm, ctx, t, before);
   if (t.victim != Victim::kSilent) {
     signalMeLater(t.victim, 200, t.timeoutSeconds);
     callUntilFailure(comm);

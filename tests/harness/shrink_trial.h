@@ -21,6 +21,12 @@ struct ShrinkTrial {
   int victimRank;
   int timeoutSeconds;  // the ranks' TUTTI_TIMEOUT
   bool deviceBuffers;  // the shrunk communicator's calls on device buffers
+  // Whether the shrunk communicator must hold what one made from scratch
+  // holds: only where both choose the same algorithms, and so make the same
+  // connections lazily (one host; across nodes each calibrates its choices
+  // on measured links). Either way, destroying it must leave the process as
+  // it was before the parent's init.
+  bool holdsWhatAFreshOneHolds = true;
 };
 
 // A child of this process signals it after `ms`: a kill, or a stop and a

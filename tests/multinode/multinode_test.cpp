@@ -309,7 +309,8 @@ class MultiNodeShrink : public ::testing::TestWithParam<bool> {};
 TEST_P(MultiNodeShrink, SurvivorsOnBothNodesGoOnWithoutAKilledRank) {
   SKIP_WITHOUT_NODES(2);
   const bool device = GetParam();
-  const ShrinkTrial trial{Victim::kKilled, 3, 5, device};  // rank 3 runs on node 1, beside rank 1
+  // Rank 3 runs on node 1, beside rank 1.
+  const ShrinkTrial trial{Victim::kKilled, 3, 5, device, /*holdsWhatAFreshOneHolds=*/false};
   std::map<std::string, std::string> env{{"TUTTI_TIMEOUT", std::to_string(trial.timeoutSeconds)}};
   if (device) env["TUTTI_EMULATE_DEVICE"] = "1";
   auto outcomes =
