@@ -41,7 +41,7 @@ setup(
             # exports only the C API, so its source is compiled in).
             sources=[os.path.join("csrc", f) for f in
                      ("module.cpp", "process_group_tutti.cpp", "coalesced_calls.cpp", "sparse_allreduce.cpp",
-                      "monitored_barrier.cpp", "inbox.cpp", "point_to_point.cpp", "torch2_surface.cpp", "tensor_map.cpp", "tutti_work.cpp",
+                      "monitored_barrier.cpp", "inbox.cpp", "point_to_point.cpp", "torch2_surface.cpp", "membership.cpp", "tensor_map.cpp", "tutti_work.cpp",
                       "device_stream.cpp", "stream_work.cpp", "completion_pool.cpp", "live_groups.cpp")]
             + [os.path.join("..", "src", "common", "serial_worker.cpp")],
             include_dirs=[os.path.abspath(include_dir), os.path.abspath(os.path.join(here, ".."))],

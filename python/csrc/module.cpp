@@ -38,7 +38,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def("shrink", &ProcessGroupTutti::shrink, pybind11::arg("ranks_to_exclude"), pybind11::arg("shrink_flags") = 0,
            pybind11::arg("opts_override") = nullptr, pybind11::call_guard<pybind11::gil_scoped_release>())
       .def("failed_ranks", &ProcessGroupTutti::failedRanks,
-           "The ranks tutti named as failed (dead, stopped, or the cause of a failed call)");
+           "The ranks tutti named as failed (dead, stopped, or the cause of a failed call)")
+      .def("grow", &ProcessGroupTutti::grow, pybind11::arg("new_size"), pybind11::arg("store"), pybind11::arg("key"),
+           "tuttiCommGrow: every member calls it; new processes call join_grown (tutti_torch.grow)");
+  m.def("join_grown", &ProcessGroupTutti::joinGrown, pybind11::arg("store"), pybind11::arg("key"),
+        pybind11::arg("rank"), pybind11::arg("new_size"), pybind11::arg("timeout"),
+        "A new process's side of a grow: its backend in the grown group (tutti_torch.join_grown)");
 #endif
   m.def("cuda_path", [] {
 #ifdef TUTTI_TORCH_CUDA

@@ -4,7 +4,6 @@
 
 #include <pybind11/pybind11.h>
 
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -17,6 +16,7 @@
 #include "stream_work.h"
 #include "tensor_map.h"
 #include "tutti_work.h"
+#include "unique_id_store.h"
 
 namespace tutti_torch {
 
@@ -50,17 +50,11 @@ ProcessGroupTutti::ProcessGroupTutti(const c10::intrusive_ptr<c10d::Store>& stor
   tuttiUniqueId id;
   if (rank == 0) {
     check(tuttiGetUniqueId(&id), "tuttiGetUniqueId");
-    store->set(kUniqueIdKey, std::vector<uint8_t>(id.internal, id.internal + sizeof(id.internal)));
+    publishUniqueId(*store, kUniqueIdKey, id);
   } else {
-    std::vector<uint8_t> bytes = store->get(kUniqueIdKey);
-    TORCH_CHECK(bytes.size() == sizeof(id.internal), "tutti backend: the store holds a unique id of ",
-                bytes.size(), " bytes");
-    std::memcpy(id.internal, bytes.data(), bytes.size());
+    id = awaitUniqueId(*store, kUniqueIdKey);
   }
-  tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
-  // Rounded up: a call must not give up before the group's timeout.
-  auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
-  config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
+  tuttiConfig_t config = configFor(timeout);
   check(tuttiCommInitRankConfig(&comm_, size, id, rank, &config), "tuttiCommInitRankConfig");
   startQueues();
 }
@@ -106,6 +100,14 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::create(const c10::intrusive
                                                         const std::chrono::duration<float>& timeout) {
   return c10::make_intrusive<ProcessGroupTutti>(
       store, rank, size, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+}
+
+tuttiConfig_t ProcessGroupTutti::configFor(std::chrono::milliseconds timeout) {
+  tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
+  // Rounded up: a call must not give up before the group's timeout.
+  auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
+  config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
+  return config;
 }
 
 void ProcessGroupTutti::ensureOpen(const char* call) const {

@@ -141,6 +141,15 @@ class ProcessGroupTutti : public c10d::Backend {
                                            const c10::intrusive_ptr<c10d::Backend::Options>& opts = nullptr);
   // The ranks tutti named as failed (tuttiCommFailedRanks), ascending.
   std::vector<int> failedRanks();
+  // tuttiCommGrow, which PyTorch has no call for (tutti_torch.grow): every
+  // member calls grow, keeping its rank; rank 0 publishes the grow's id in
+  // `store` under `key`, where each new process's joinGrown finds it, taking
+  // ranks size() .. newSize - 1 (membership.cpp).
+  c10::intrusive_ptr<c10d::Backend> grow(int newSize, const c10::intrusive_ptr<c10d::Store>& store,
+                                         const std::string& key);
+  static c10::intrusive_ptr<c10d::Backend> joinGrown(const c10::intrusive_ptr<c10d::Store>& store,
+                                                     const std::string& key, int rank, int newSize,
+                                                     std::chrono::milliseconds timeout);
 #if TUTTI_TORCH_AT_LEAST(2, 8)
   // backend.options: PyTorch's own type, bound (module.cpp) so that Python
   // can deep-copy it, as split_group does; PyTorch 2.11 binds no copy.
@@ -173,6 +182,8 @@ class ProcessGroupTutti : public c10d::Backend {
   // The root of a rooted call, checked against the group's size.
   int rootOf(int64_t root, const char* call) const;
   void startQueues();
+  // The communicator's config for a group of this timeout.
+  static tuttiConfig_t configFor(std::chrono::milliseconds timeout);
   // Throws, naming the call, once the group was aborted or shut down.
   void ensureOpen(const char* call) const;
   // Throws with tutti's message when a call failed.

@@ -127,37 +127,6 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::split(const c10::intrusive_
   return group;
 }
 
-c10::intrusive_ptr<c10d::Backend> ProcessGroupTutti::shrink(const std::vector<int64_t>& ranksToExclude,
-                                                            int shrinkFlags,
-                                                            const c10::intrusive_ptr<c10d::Backend::Options>& opts) {
-  ensureOpen("shrink");
-  const std::vector<int> excluded(ranksToExclude.begin(), ranksToExclude.end());
-  // Without SHRINK_ABORT the calls issued so far end first; with it they
-  // fail (the shrink revokes the communicator), and so the drain ends too.
-  tuttiComm_t child = nullptr;
-  {
-    std::optional<pybind11::gil_scoped_release> withoutGil;
-    if (Py_IsInitialized() && PyGILState_Check()) withoutGil.emplace();
-    if (!(shrinkFlags & TUTTI_SHRINK_ABORT)) queue_->drain();
-    check(tuttiCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), &child, nullptr, shrinkFlags),
-          "tuttiCommShrink");
-    if (shrinkFlags & TUTTI_SHRINK_ABORT) queue_->drain();
-  }
-  int rank = 0, size = 0;
-  tuttiCommUserRank(child, &rank);
-  tuttiCommCount(child, &size);
-  return c10::make_intrusive<ProcessGroupTutti>(child, store_, rank, size, opts ? opts->timeout : timeout_);
-}
-
-std::vector<int> ProcessGroupTutti::failedRanks() {
-  int count = 0;
-  check(tuttiCommFailedRanks(comm_, nullptr, 0, &count), "tuttiCommFailedRanks");
-  std::vector<int> ranks(count);
-  check(tuttiCommFailedRanks(comm_, ranks.data(), count, &count), "tuttiCommFailedRanks");
-  ranks.resize(std::min<size_t>(ranks.size(), count));
-  return ranks;
-}
-
 void ProcessGroupTutti::abort() {
   if (state_.exchange(State::kAborted) != State::kOpen || !comm_) return;
   // Revoke waits (milliseconds) for the call in flight to leave tutti, which

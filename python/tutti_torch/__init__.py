@@ -41,3 +41,46 @@ def failed_ranks(group=None):
 
     pg = group if group is not None else dist.group.WORLD
     return list(pg._get_backend(torch.device("cpu")).failed_ranks())
+
+
+def grow(new_size, store, key, group=None):
+    """Grows `group` (the world by default) to `new_size` ranks, as
+    ``tuttiCommGrow`` does; PyTorch has no grow of its own. Every member
+    calls it and keeps its rank; each new process calls :func:`join_grown`
+    with the same store and key, taking ranks ``group.size()`` to
+    ``new_size - 1``. The store carries the grow's id from rank 0 to the new
+    processes, so it must be one they reach too (a ``TCPStore`` client of
+    the job's), and `key` must name this grow alone.
+
+    Returns the grown group as a ``ProcessGroup`` of its own, which
+    collectives take as ``group=`` and DDP as ``process_group=``;
+    torch.distributed's default group stays what it was."""
+    import torch
+
+    pg = group if group is not None else dist.group.WORLD
+    backend = pg._get_backend(torch.device("cpu")).grow(new_size, store, key)
+    return _group_of(backend, store, key)
+
+
+def join_grown(store, key, rank, new_size, timeout=None):
+    """A new process's side of :func:`grow`: waits (up to the store's
+    timeout) for the grow's id under `key`, joins as `rank`, and returns the
+    grown group."""
+    import datetime
+
+    timeout = timeout or datetime.timedelta(minutes=10)
+    return _group_of(_C.join_grown(store, key, rank, new_size, timeout), store, key)
+
+
+def _group_of(backend, store, name):
+    """A ProcessGroup that serves both devices with `backend`, as
+    init_process_group("tutti") makes."""
+    import torch
+
+    custom = dist.ProcessGroup.BackendType.CUSTOM
+    pg = dist.ProcessGroup(dist.PrefixStore(name + "/", store), backend.rank(), backend.size())
+    for device in ("cpu", "cuda"):
+        pg._register_backend(torch.device(device), custom, backend)
+    pg._set_default_backend(custom)
+    pg._set_group_name(name)
+    return pg

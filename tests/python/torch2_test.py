@@ -11,7 +11,7 @@ Checked: the backend serves both devices; new_group with members and
 non-members; split_group; sequence numbers; the options PyTorch reads;
 abort and shutdown (a call blocked on a rank that never comes fails at once
 on abort, and a group shut down refuses later calls, naming itself);
-functional collectives.
+functional collectives; tutti_torch's grow refusing what cannot be.
 """
 import copy
 import os
@@ -215,6 +215,28 @@ def check_shutdown(rank, world):
     dist.barrier()
 
 
+def check_grow_refusals(rank, world):
+    """tutti_torch.grow and join_grown refuse a size or rank that cannot be
+    at once, saying why, before any rank waits (the positive case:
+    shrink_train.py)."""
+    store = dist.HashStore()
+    cases = (("a grow to the group's own size", lambda: tutti_torch.grow(world, store, "g"), "has 4 already"),
+             ("joining as rank 0", lambda: tutti_torch.join_grown(store, "g", 0, world + 1), "not 0"),
+             ("joining past the new size", lambda: tutti_torch.join_grown(store, "g", world + 1, world + 1),
+              f"not {world + 1}"))
+    for what, call, says in cases:
+        t0 = time.monotonic()
+        try:
+            call()
+            fail(f"{what} was not refused")
+        except Exception as e:  # noqa: BLE001
+            if says.replace("4", str(world)) not in str(e):
+                fail(f"{what}: the refusal says {str(e)!r}, not {says!r}")
+        if time.monotonic() - t0 > 5:
+            fail(f"{what}: refused only after {time.monotonic() - t0:.1f} s")
+    dist.barrier()
+
+
 def main():
     mode = os.environ.get("TUTTI_TEST_INIT", "tutti")
     timeout = timedelta(seconds=int(os.environ.get("TUTTI_TEST_TIMEOUT", "60")))
@@ -231,7 +253,8 @@ def main():
     for check in (lambda: check_devices(mode), lambda: check_options(world), lambda: check_new_group(rank, world),
                   lambda: check_split_group(rank, world), lambda: check_sequence_numbers(rank, world),
                   lambda: check_functional(rank, world), lambda: check_abort(rank, world),
-                  lambda: check_shutdown(rank, world), lambda: check_new_group(rank, world, local_sync=True)):
+                  lambda: check_shutdown(rank, world), lambda: check_grow_refusals(rank, world),
+                  lambda: check_new_group(rank, world, local_sync=True)):
         try:
             check()
         except Exception as e:  # noqa: BLE001
