@@ -59,7 +59,7 @@ def grow(new_size, store, key, group=None):
 
     pg = group if group is not None else dist.group.WORLD
     backend = pg._get_backend(torch.device("cpu")).grow(new_size, store, key)
-    return _group_of(backend, store, key)
+    return _named_group_of(backend, store, key)
 
 
 def join_grown(store, key, rank, new_size, timeout=None):
@@ -69,18 +69,23 @@ def join_grown(store, key, rank, new_size, timeout=None):
     import datetime
 
     timeout = timeout or datetime.timedelta(minutes=10)
-    return _group_of(_C.join_grown(store, key, rank, new_size, timeout), store, key)
+    return _named_group_of(_C.join_grown(store, key, rank, new_size, timeout), store, key)
 
 
-def _group_of(backend, store, name):
-    """A ProcessGroup that serves both devices with `backend`, as
-    init_process_group("tutti") makes."""
+def _group_of(backend, store):
+    """A ProcessGroup over `store` that serves both devices with `backend`,
+    as init_process_group("tutti") makes (tutti_torch.torchft's too)."""
     import torch
 
     custom = dist.ProcessGroup.BackendType.CUSTOM
-    pg = dist.ProcessGroup(dist.PrefixStore(name + "/", store), backend.rank(), backend.size())
+    pg = dist.ProcessGroup(store, backend.rank(), backend.size())
     for device in ("cpu", "cuda"):
         pg._register_backend(torch.device(device), custom, backend)
     pg._set_default_backend(custom)
+    return pg
+
+
+def _named_group_of(backend, store, name):
+    pg = _group_of(backend, dist.PrefixStore(name + "/", store))
     pg._set_group_name(name)
     return pg
