@@ -178,7 +178,7 @@ bool tutti::stopCalls(Communicator& c) {
   Deadline deadline = Deadline::after(c.config().timeoutSeconds);
   while (c.activeCalls().load() > 0 && !deadline.expired())
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  c.notifyFailure(c.rank());
+  c.notifyRevoked();
   return c.activeCalls().load() == 0;
 }
 

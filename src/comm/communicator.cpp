@@ -576,6 +576,11 @@ std::string Communicator::describePeer(int peer) const {
   return bootstrap_ ? bootstrap_->describePeer(peer) : "rank " + std::to_string(peer);
 }
 
+void Communicator::notifyRevoked() {
+  if (small_) small_->notifyFailure(rank_, /*revoked=*/true);
+  notifyFailure(rank_);
+}
+
 void Communicator::notifyFailure(int failedRank) {
   setAsyncError(Code::kRemoteError);
   // Peers learn of a failure only when it has a rank to name; a broken

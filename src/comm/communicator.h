@@ -137,6 +137,10 @@ class Communicator final : public Peers {
   RecvConnection* recvFrom(Memory m, int channel, int peer) override { return connections_.recv(m, channel, peer); }
   std::string describePeer(int peer) const override;
   void notifyFailure(int failedRank) override;
+  // This rank revoked the communicator: peers' calls end, and host-mates
+  // waiting on the host block say it was a revoke (the network's notice
+  // names this rank as failed).
+  void notifyRevoked();
   int reportedFailure(double graceSeconds) override { return connections_.table().reportedFailure(graceSeconds); }
   HangReport explainHang(const std::string& event, int noticed) override;
   // `failed`, from making the connections a call first needs, or better:

@@ -210,6 +210,12 @@ Status SmallCalls::checkHealth(Call& call, double waited) {
   if (HangReport v = w.peers->verdictOfPeer(&by); v.culprit >= 0)
     return givenUpVerdict(w.peers, w.rank, v, by, waited, where(call, peer));
   const int32_t notice = block_->failureNotice().load(std::memory_order_acquire);
+  if (notice < 0) {  // a host-mate revoked (an abort): no verdict comes
+    w.peers->notifyFailure(-notice - 1);
+    return RemoteError("rank " + std::to_string(-notice - 1) +
+                       " revoked the communicator (tuttiCommRevoke, tuttiCommAbort or a shrink's revoke)")
+        .withContext(where(call, peer));
+  }
   if (notice > 0) {  // a host-mate gave up on a failed rank: with a verdict, say why
     HangReport v = awaitVerdict(w.peers, &by);
     if (v.culprit >= 0) return givenUpVerdict(w.peers, w.rank, v, by, waited, where(call, peer));
@@ -239,9 +245,10 @@ void SmallCalls::finish(const Call& call) {
   block_->wake(context_.rank);
 }
 
-void SmallCalls::notifyFailure(int failedRank) {
+void SmallCalls::notifyFailure(int failedRank, bool revoked) {
   int32_t none = 0;
-  block_->failureNotice().compare_exchange_strong(none, failedRank + 1, std::memory_order_acq_rel);
+  const int32_t notice = revoked ? -(failedRank + 1) : failedRank + 1;
+  block_->failureNotice().compare_exchange_strong(none, notice, std::memory_order_acq_rel);
   block_->wakeEveryone();
 }
 

@@ -62,9 +62,10 @@ class SmallCalls {
   // rank's chunk is out. The lean path: a small call's latency is its
   // bookkeeping's.
   Status run(const CollectiveArgs& args, uint64_t sequence);
-  // This rank gives up because `failedRank` failed: its host-mates waiting
-  // on the block hear it.
-  void notifyFailure(int failedRank);
+  // This rank gives up because `failedRank` failed (or, `revoked`, because
+  // that rank revoked the communicator): its host-mates waiting on the block
+  // hear it, and say which.
+  void notifyFailure(int failedRank, bool revoked = false);
 
  private:
   struct Call {

@@ -434,5 +434,41 @@ TEST(Errors, RevokeFromAnotherThreadUnblocksACallWaitingOnTcpAtOnce) {
             "");
 }
 
+// All but the last rank wait for it in one call; rank 0 revokes. The
+// others' calls end too (a host-mate's revoke reaches them), and their error
+// must say that rank 0 revoked the communicator, not that it failed: every
+// rank of a PyTorch job that aborts its group sees one of the two.
+TEST(Errors, AHostMatesRevokeEndsACallSayingItWasRevokedNotFailed) {
+  auto outcomes = runRanks(3, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    if (std::string err = initComm(ctx, &comm); !err.empty()) return err;
+    if (ctx.rank == 2) {  // never calls
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      tuttiCommAbort(comm);
+      return "";
+    }
+    std::thread revoker;
+    if (ctx.rank == 0)
+      revoker = std::thread([comm] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        tuttiCommRevoke(comm, 0);
+      });
+    float x = 1;
+    const tuttiResult_t r = tuttiAllReduce(&x, &x, 1, tuttiFloat32, tuttiSum, comm, nullptr);
+    const std::string msg = tuttiGetLastError(nullptr);
+    if (revoker.joinable()) revoker.join();
+    tuttiCommAbort(comm);
+    if (r == tuttiSuccess) return "the call succeeded without rank 2";
+    if (ctx.rank == 1 && !(contains(msg, "rank 0 revoked") && !contains(msg, "failed")))
+      return "rank 0's revoke ended rank 1's call saying: " + msg;
+    return "";
+  }, [](int rank) {
+    auto env = baseEnv(rank);
+    env["TUTTI_TIMEOUT"] = "60";
+    return env;
+  });
+  EXPECT_EQ(summarize(outcomes), "");
+}
+
 }  // namespace
 }  // namespace tutti_test
