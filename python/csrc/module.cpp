@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "device_stream.h"
 #include "live_groups.h"
 #include "process_group_tutti.h"
 
@@ -45,13 +46,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         pybind11::arg("rank"), pybind11::arg("new_size"), pybind11::arg("timeout"),
         "A new process's side of a grow: its backend in the grown group (tutti_torch.join_grown)");
 #endif
-  m.def("cuda_path", [] {
-#ifdef TUTTI_TORCH_CUDA
-    return true;
-#else
-    return false;
-#endif
-  }, "Whether CUDA tensors go to tutti's stream-ordered device calls (else they are staged through the host)");
+  m.def("cuda_path", &tutti_torch::deviceCallsBuilt, "Whether CUDA tensors go to tutti's stream-ordered device calls (else they are staged through the host)");
   m.def("_quiesce_before_exit", &tutti_torch::live_groups::quiesceAll,
         "Drains every tutti group's threads (tutti_torch's atexit hook)");
   m.def("version", [] {
