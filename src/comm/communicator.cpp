@@ -352,21 +352,6 @@ TuneChoice Communicator::planCall(const CollectiveArgs& a, Plan* plan) {
   return planner_.plan({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}, plan);
 }
 
-size_t Communicator::scratchBytes(const CollectiveArgs& a, const Plan& plan) const {
-  const size_t bytes = a.count * dtypeSize(a.dtype);
-  switch (plan.algorithm) {
-    // A device's ordered sums accumulate in scratch (the host's in a tile
-    // that stays in cache): the output may be the input, added in its turn.
-    case Algorithm::kOrdered:
-      return a.onDevice && a.collective != Collective::kReduce ? bytes : 0;
-    // A tree reduce accumulates children in the output, which only the root has.
-    case Algorithm::kTree:
-      return a.collective == Collective::kReduce && rank_ != a.root ? bytes : 0;
-    default:
-      return 0;
-  }
-}
-
 // Every call's line at TRACE, wherever it runs.
 static void traceCall(const CollectiveArgs& a, uint64_t sequence) {
   TUTTI_TRACE(kSubsysColl, "%s #%llu count %zu %s %s root %d", collectiveName(a.collective),
@@ -396,8 +381,8 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   work->input = a.input;
   work->output = a.output;
   work->finalOutput = nullptr;
-  if (const size_t scratch = scratchBytes(a, *plan)) {
-    if (plan->algorithm == Algorithm::kOrdered) work->finalOutput = a.output;
+  if (const size_t scratch = plan->scratchBytes) {  // what the algorithm declared
+    if (plan->finalToOutput) work->finalOutput = a.output;
     if (device) {  // where the device's kernels can reach; reserved before the call
       TUTTI_ASSIGN_OR_RETURN(work->output, deviceCalls_->scratch(scratch));
     } else {
@@ -423,8 +408,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   // chunk carries the call's signature, so a rank that gets another call's
   // refuses it. (A one-shot all-reduce in place also writes its sum over
   // what it sent, maybe before a socket flushed it: tagged sends are copies.)
-  const bool oneShotChannel = onOneShotChannel(plan->algorithm);
-  work->tag = oneShotChannel ? a.signature(work->sequence).tag() : 0;
+  work->tag = plan->taggedChunks ? a.signature(work->sequence).tag() : 0;
   if (!a.internal) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
@@ -452,7 +436,7 @@ bool Communicator::readyForDevice(const std::vector<CollectiveArgs>& calls) {
   Connector missing;  // only asked what it would make
   for (const CollectiveArgs& call : calls) {
     planCall(call, &checked);
-    if (scratchBytes(call, checked) > deviceCalls_->scratchBytes()) return false;
+    if (checked.scratchBytes > deviceCalls_->scratchBytes()) return false;
     if (requestConnections(checked, Memory::kDevice, &missing)) return false;
   }
   return true;
@@ -470,7 +454,7 @@ Status Communicator::reserveForDevice(const std::vector<DeviceBatch>& batches) {
     size_t scratch = 0;
     for (const CollectiveArgs& call : *b.calls) {
       b.comm->planCall(call, &plans[next]);
-      scratch = std::max(scratch, b.comm->scratchBytes(call, plans[next]));
+      scratch = std::max(scratch, plans[next].scratchBytes);
       wanted.push_back({b.comm, &plans[next++], Memory::kDevice});
     }
     TUTTI_RETURN_IF_ERROR(b.comm->deviceCalls_->scratch(scratch).status());

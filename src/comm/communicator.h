@@ -183,9 +183,8 @@ class Communicator final : public Peers {
   // One host, few ranks, shared memory (the planner's hostBlock): rank 0
   // makes the host block small calls meet in, then the others map it (`open`).
   Status makeHostBlock(bool open);
-  // The cost model's choice for the call, its plan, and the scratch it needs.
+  // The cost model's choice for the call, and its plan (with the scratch it needs).
   TuneChoice planCall(const CollectiveArgs& args, Plan* plan);
-  size_t scratchBytes(const CollectiveArgs& args, const Plan& plan) const;
   void logHostBlockCall(const CollectiveArgs& a) const;  // runOnHostBlock's log lines
 
   int rank_ = 0;
@@ -200,7 +199,7 @@ class Communicator final : public Peers {
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;
-  HostBuffer scratch_;  // partial sums a call keeps off its output (scratchBytes)
+  HostBuffer scratch_;  // partial sums a call keeps off its output (Plan::scratchBytes)
   Plan scratchPlan_;
   std::vector<Plan> devicePlans_;  // reused: a steady device call allocates nothing
   std::vector<Work> deviceWorks_;

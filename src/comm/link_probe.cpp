@@ -1,12 +1,14 @@
 #include "src/comm/link_probe.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <vector>
 
 #include "src/comm/communicator.h"
 #include "src/comm/group.h"
 #include "src/common/clock.h"
+#include "src/plan/algorithms.h"
 
 namespace tutti {
 
@@ -161,20 +163,13 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
   // block full), a middle size (the model's shape between is the least
   // sure), and where the algorithm's bandwidth shows within a few ms.
   const double lineEach = 64.0 * comm.size();
-  struct Trial {
-    Algorithm algorithm;
-    double bytes[kPoints];
+  auto sizesOf = [lineEach](const AlgorithmEntry& e) {
+    return std::array<double, kPoints>{8, lineEach, e.calibrationBytes[0], e.calibrationBytes[1]};
   };
-  const Trial trials[] = {{Algorithm::kRing, {8, lineEach, 128 << 10, 4 << 20}},
-                          {Algorithm::kTree, {8, lineEach, 64 << 10, 1 << 20}},
-                          {Algorithm::kOneShot, {8, lineEach, 4 << 10, 16 << 10}},
-                          {Algorithm::kRecursiveDoubling, {8, lineEach, 4 << 10, 32 << 10}},
-                          {Algorithm::kTwoLevel, {8, lineEach, 16 << 10, 64 << 10}},
-                          {Algorithm::kHalvingDoubling, {8, lineEach, 64 << 10, 1 << 20}}};
   const TuneContext model = *tuning;
   auto only = [&model](Algorithm a) {
     TuneContext t = model;
-    t.filter = AlgoFilter::parse(algorithmName(a)).value();
+    t.filter = AlgoFilter::parse(algorithmEntry(a).name).value();
     return t;
   };
   struct Seen {
@@ -182,36 +177,38 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
   };
   std::vector<Seen> all(comm.size());
   Seen& mine = all[comm.rank()];
-  for (const Trial& trial : trials) {
-    const int i = static_cast<int>(trial.algorithm);
+  for (int i = 0; i < kNumAlgorithms; ++i) {
+    const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
+    const std::array<double, kPoints> bytes = sizesOf(entry);
     std::fill(std::begin(mine.us[i]), std::end(mine.us[i]), 0.0);
-    if (!model.filter.allows(Collective::kAllReduce, trial.algorithm)) continue;
+    if (!model.filter.allows(Collective::kAllReduce, entry.id)) continue;
     // Whether the model would run it at all (a tree needs several nodes, one-shot few ranks).
-    const TuneChoice runs = tune(only(trial.algorithm), Collective::kAllReduce,
-                                 static_cast<size_t>(trial.bytes[kPoints - 1]));
-    if (runs.algorithm != trial.algorithm || runs.predictedUs >= 1e29) continue;
-    comm.setTuning(only(trial.algorithm));
+    const TuneChoice runs = tune(only(entry.id), Collective::kAllReduce,
+                                 static_cast<size_t>(bytes[kPoints - 1]));
+    if (runs.algorithm != entry.id || runs.predictedUs >= 1e29) continue;
+    comm.setTuning(only(entry.id));
     for (int p = 0; p < kPoints; ++p) {
       // Enough calls that one slow draw (a rank off its core) does not set
       // the level: 3 of 64 KiB once measured a tree at 8x its usual time.
-      const int calls = trial.bytes[p] < (64 << 10) ? 20 : trial.bytes[p] <= (1 << 20) ? 8 : 4;
-      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(trial.bytes[p]), calls));
+      const int calls = bytes[p] < (64 << 10) ? 20 : bytes[p] <= (1 << 20) ? 8 : 4;
+      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(bytes[p]), calls));
     }
   }
   TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
   *tuning = model;
-  for (const Trial& trial : trials) {
-    const int i = static_cast<int>(trial.algorithm);
+  for (int i = 0; i < kNumAlgorithms; ++i) {
+    const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
+    const std::array<double, kPoints> bytes = sizesOf(entry);
     TuneContext::Calibration k;
     for (int p = 0; p < kPoints; ++p) {
       std::vector<double> us;
       for (const Seen& s : all) us.push_back(s.us[i][p]);
       const double measured = medianOf(us);
       if (measured <= 0) break;
-      k.bytes[p] = trial.bytes[p];
+      k.bytes[p] = bytes[p];
       k.us[p] = measured;
-      k.ratio[p] = measured / tune(only(trial.algorithm), Collective::kAllReduce,
-                                   static_cast<size_t>(trial.bytes[p])).predictedUs;
+      k.ratio[p] = measured / tune(only(entry.id), Collective::kAllReduce,
+                                   static_cast<size_t>(bytes[p])).predictedUs;
       k.points = p + 1;
     }
     tuning->allReduce[i] = k;

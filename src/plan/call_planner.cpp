@@ -1,5 +1,6 @@
 #include "src/plan/call_planner.h"
 
+#include "src/plan/algorithms.h"
 #include "src/plan/planner.h"
 
 #include <atomic>
@@ -81,6 +82,7 @@ void CallPlanner::build(const CallShape& call, const TuneChoice& choice, Plan* p
   r.rings = &rings_;
   r.layout = &layout_;
   r.allReduceTrees = allReduceTrees_;
+  r.onDevice = call.onDevice;
   if (choice.algorithm == Algorithm::kOrdered) r.orderedChain = orderedChain(call);
   r.algorithm = choice.algorithm;
   r.nchannels = choice.nchannels;

@@ -101,4 +101,12 @@ void planOrderedChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   }
 }
 
+// A device's ordered sums accumulate in scratch (the host's in a tile that
+// stays in cache): the output may be the input, added in its turn.
+void orderedScratch(const PlanRequest& r, Plan* plan) {
+  if (!r.onDevice || r.collective == Collective::kReduce) return;
+  plan->scratchBytes = r.count * r.elemSize;
+  plan->finalToOutput = true;
+}
+
 }  // namespace tutti

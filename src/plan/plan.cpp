@@ -52,19 +52,6 @@ HostBlockShape hostBlockShape(int nranks) {
   return shape;
 }
 
-const char* algorithmName(Algorithm a) {
-  switch (a) {
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kTree: return "tree";
-    case Algorithm::kOneShot: return "oneshot";
-    case Algorithm::kRecursiveDoubling: return "rd";
-    case Algorithm::kTwoLevel: return "twolevel";
-    case Algorithm::kHalvingDoubling: return "hd";
-    case Algorithm::kOrdered: return "ordered";
-  }
-  return "?";
-}
-
 bool reducesAcrossRanks(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }

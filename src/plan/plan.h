@@ -119,10 +119,8 @@ HostBlockShape hostBlockShape(int nranks);
 void addStep(std::vector<Step>* steps, StepKind kind, int recvPeer, int sendPeer, size_t in,
              size_t out, size_t count, bool final = false, bool fromOutput = false);
 
-// kOrdered is not the cost model's to choose: TUTTI_DETERMINISTIC's reductions.
-// kRecursiveDoubling, kTwoLevel and kHalvingDoubling: all-reduce of host
-// buffers across nodes (recursive_doubling_plan.cpp, two_level_plan.cpp), on
-// the one-shot channel.
+// Each is an entry of src/plan/algorithms.h. kOrdered is not the cost
+// model's to choose: TUTTI_DETERMINISTIC's reductions.
 enum class Algorithm : uint8_t {
   kRing,
   kTree,
@@ -133,11 +131,6 @@ enum class Algorithm : uint8_t {
   kOrdered,
 };
 constexpr int kNumAlgorithms = 6;  // those the cost model chooses among
-// Whether an algorithm runs on the one-shot channel alone (host calls only).
-inline bool onOneShotChannel(Algorithm a) {
-  return a == Algorithm::kOneShot || a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoLevel ||
-         a == Algorithm::kHalvingDoubling;
-}
 // One-shot over connections sends each rank's buffer to every other: for
 // this many ranks at most (on the host block, up to kHostBlockMaxRanks).
 constexpr int kOneShotMaxRanks = 8;
@@ -149,6 +142,13 @@ struct Plan {
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
   std::vector<ChannelProgram> channels;
+  // What the algorithm needs of the call beyond its buffers. Scratch of
+  // `scratchBytes` stands in for the output; with `finalToOutput` the final
+  // steps still write the caller's output (partial sums kept off it).
+  size_t scratchBytes = 0;
+  bool finalToOutput = false;
+  // Each chunk carries the call's signature (the one-shot channel's calls).
+  bool taggedChunks = false;
   std::string toString() const;
 };
 

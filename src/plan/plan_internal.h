@@ -1,4 +1,4 @@
-// Shared by the ring and tree planners.
+// Shared by the algorithms' planners.
 #pragma once
 
 #include <vector>
@@ -18,19 +18,26 @@ inline Slice channelSlice(size_t lo, size_t len, int nchannels, int c, size_t el
   return Slice{lo + b, e - b};
 }
 
-void planRingChannel(const PlanRequest& r, int channel, std::vector<Step>* steps);
-// Trees may need two programs on one channel (reduce up, broadcast down);
-// `used` counts the plan's programs filled so far (their storage is reused).
+// Each algorithm's planner (its AlgorithmEntry::planChannel): appends
+// channel `channel`'s programs to `plan`; `used` counts the plan's programs
+// filled so far, whose storage is reused. Trees may need two programs on one
+// channel (reduce up, broadcast down).
+void planRingChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 void planTreeChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
-// Deterministic reductions: same contract as planTreeChannel.
+// Deterministic reductions (ordered_plan.cpp).
 void planOrderedChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
-// Small calls in one hop (one_shot_plan.cpp): same contract.
+// Small calls in one hop (one_shot_plan.cpp).
 void planOneShotChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
-// Recursive doubling all-reduce (recursive_doubling_plan.cpp): one program.
-void planRecursiveDoublingChannel(const PlanRequest& r, Plan* plan, size_t* used);
+// Recursive doubling all-reduce (recursive_doubling_plan.cpp): one program
+// on the one-shot channel.
+void planRecursiveDoublingChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
 // Two-level all-reduces, kTwoLevel and kHalvingDoubling (two_level_plan.cpp):
-// one program; recursive doubling's where the layout does not fit them.
-void planTwoLevelChannel(const PlanRequest& r, Plan* plan, size_t* used);
+// one program on the one-shot channel; recursive doubling's where the layout
+// does not fit them.
+void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// Scratch of the algorithms that need it (AlgorithmEntry::scratch).
+void treeScratch(const PlanRequest& r, Plan* plan);
+void orderedScratch(const PlanRequest& r, Plan* plan);
 // The plan's next program on `channel`, its storage reused.
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used);
 

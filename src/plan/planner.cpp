@@ -1,23 +1,17 @@
 #include "src/plan/planner.h"
 
+#include "src/plan/algorithms.h"
 #include "src/plan/plan_internal.h"
 
 namespace tutti {
 
-bool algorithmSupports(Algorithm algorithm, Collective collective) {
-  if (algorithm == Algorithm::kRecursiveDoubling || algorithm == Algorithm::kTwoLevel ||
-      algorithm == Algorithm::kHalvingDoubling)
-    return collective == Collective::kAllReduce;
-  if (algorithm == Algorithm::kRing || algorithm == Algorithm::kOneShot)
-    return collective != Collective::kSend && collective != Collective::kRecv;
-  return collective == Collective::kAllReduce || collective == Collective::kBroadcast ||
-         collective == Collective::kReduce;
-}
-
 void buildPlan(const PlanRequest& r, Plan* plan) {
   plan->collective = r.collective;
-  plan->algorithm = r.algorithm;
+  plan->scratchBytes = 0;
+  plan->finalToOutput = false;
   if (r.collective == Collective::kSend || r.collective == Collective::kRecv) {
+    plan->algorithm = r.algorithm;
+    plan->taggedChunks = false;
     plan->channels.resize(1);
     ChannelProgram& ch = plan->channels[0];
     ch.channel = kP2PChannel;
@@ -30,46 +24,19 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
       addStep(&ch.steps, StepKind::kRecv, r.peer, -1, 0, 0, r.count);
     return;
   }
+  // Rings serve what the chosen algorithm cannot: one rank, a collective it
+  // lacks, no layout for one that follows it.
+  const AlgorithmEntry* e = &algorithmEntry(r.algorithm);
+  if (r.nranks <= 1 || !e->implements(r.collective) || (e->needsLayout && !r.layout))
+    e = &algorithmEntry(Algorithm::kRing);
   PlanRequest req = r;
-  req.nchannels = r.nchannels < 1 ? 1 : r.nchannels;
-  if (req.algorithm == Algorithm::kOrdered && req.nranks > 1 && reducesAcrossRanks(req.collective)) {
-    size_t used = 0;
-    for (int c = 0; c < req.nchannels; ++c) planOrderedChannel(req, c, plan, &used);
-    plan->channels.resize(used);
-    return;
-  }
-  if (req.algorithm == Algorithm::kOneShot && req.nranks > 1) {  // kOneShotChannel alone
-    req.nchannels = 1;
-    size_t used = 0;
-    planOneShotChannel(req, 0, plan, &used);
-    plan->channels.resize(used);
-    return;
-  }
-  if (onOneShotChannel(req.algorithm) && req.algorithm != Algorithm::kOneShot && req.nranks > 1 &&
-      algorithmSupports(req.algorithm, req.collective)) {  // kOneShotChannel alone
-    size_t used = 0;
-    if (req.algorithm == Algorithm::kRecursiveDoubling) planRecursiveDoublingChannel(req, plan, &used);
-    else planTwoLevelChannel(req, plan, &used);
-    plan->channels.resize(used);
-    return;
-  }
-  if (req.algorithm == Algorithm::kTree && req.layout && req.nranks > 1 &&
-      algorithmSupports(Algorithm::kTree, req.collective)) {
-    // Tree programs vary in number per channel; existing ones are reused.
-    size_t used = 0;
-    for (int c = 0; c < req.nchannels; ++c) planTreeChannel(req, c, plan, &used);
-    plan->channels.resize(used);
-    return;
-  }
-  plan->algorithm = Algorithm::kRing;
-  plan->channels.resize(req.nchannels);
-  for (int c = 0; c < req.nchannels; ++c) {
-    plan->channels[c].channel = c;
-    plan->channels[c].steps.clear();
-    plan->channels[c].phaseStarts.clear();
-    plan->channels[c].sendsAhead = false;
-    planRingChannel(req, c, &plan->channels[c].steps);
-  }
+  req.nchannels = e->oneShotChannel || r.nchannels < 1 ? 1 : r.nchannels;
+  plan->algorithm = e->id;
+  plan->taggedChunks = e->oneShotChannel;
+  size_t used = 0;
+  for (int c = 0; c < req.nchannels; ++c) e->planChannel(req, c, plan, &used);
+  plan->channels.resize(used);
+  if (e->scratch) e->scratch(req, plan);
 }
 
 }  // namespace tutti

@@ -1,8 +1,9 @@
-// Builds one rank's Plan for one call: ring or tree, over the channels the
-// cost model chose. Rings follow a given order per channel (nodes kept
-// together); trees follow the double binary tree of the node layout. Each
-// channel runs the algorithm over its own slice of the data, over its own
-// connections, independently of the others.
+// Builds one rank's Plan for one call: the algorithm's entry
+// (src/plan/algorithms.h) over the channels the cost model chose. Rings
+// follow a given order per channel (nodes kept together); trees follow the
+// double binary tree of the node layout. Each channel runs the algorithm
+// over its own slice of the data, over its own connections, independently
+// of the others.
 #pragma once
 
 #include <cstddef>
@@ -33,15 +34,11 @@ struct PlanRequest {
   const TreeNeighbors* allReduceTrees = nullptr;
   // An ordered all-reduce as a chain (else reduce-scatter and all-gather).
   bool orderedChain = false;
+  bool onDevice = false;  // device buffers (scratch where kernels reach it)
 };
 
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).
 void buildPlan(const PlanRequest& request, Plan* plan);
-
-// Whether `algorithm` implements `collective` (trees: allreduce, broadcast,
-// reduce; rings and one-shot: every collective; recursive doubling and the
-// two-level ones: allreduce).
-bool algorithmSupports(Algorithm algorithm, Collective collective);
 
 // Whether the two-level all-reduces fit the layout: several nodes, each of
 // the same power-of-two number of ranks, at least `minRanksPerNode`

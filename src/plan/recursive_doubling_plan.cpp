@@ -13,7 +13,7 @@
 
 namespace tutti {
 
-void planRecursiveDoublingChannel(const PlanRequest& r, Plan* plan, size_t* used) {
+void planRecursiveDoublingChannel(const PlanRequest& r, int, Plan* plan, size_t* used) {
   const int n = r.nranks;
   ChannelProgram& program = newProgram(plan, kOneShotChannel, used);
   std::vector<Step>& steps = program.steps;

@@ -19,7 +19,8 @@ int mod(int a, int n) { return ((a % n) + n) % n; }
 
 }  // namespace
 
-void planRingChannel(const PlanRequest& r, int c, std::vector<Step>* steps) {
+void planRingChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
+  std::vector<Step>* steps = &newProgram(plan, c, used).steps;
   const int n = r.nranks;
   const std::vector<int>* ring = r.rings && !r.rings->empty() ? &(*r.rings)[c % r.rings->size()] : nullptr;
   auto at = [&](int pos) { return ring ? (*ring)[mod(pos, n)] : mod(pos, n); };

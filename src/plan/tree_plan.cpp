@@ -98,4 +98,9 @@ void planTreeChannel(const PlanRequest& r, int c, Plan* plan, size_t* used) {
   }
 }
 
+// A tree reduce accumulates children in the output, which only the root has.
+void treeScratch(const PlanRequest& r, Plan* plan) {
+  if (r.collective == Collective::kReduce && r.rank != r.root) plan->scratchBytes = r.count * r.elemSize;
+}
+
 }  // namespace tutti

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "src/plan/algorithms.h"
 #include "src/plan/planner.h"
 #include "src/plan/tree.h"
 
@@ -42,22 +43,21 @@ Result<uint8_t> parseAlgoList(const std::string& list) {
   uint8_t bits = 0;
   for (const std::string& name : split(body, ',')) {
     if (name.empty()) continue;
-    if (name == "ring") bits |= 1u << static_cast<int>(Algorithm::kRing);
-    else if (name == "tree") bits |= 1u << static_cast<int>(Algorithm::kTree);
-    else if (name == "oneshot") bits |= 1u << static_cast<int>(Algorithm::kOneShot);
-    else if (name == "rd") bits |= 1u << static_cast<int>(Algorithm::kRecursiveDoubling);
-    else if (name == "twolevel") bits |= 1u << static_cast<int>(Algorithm::kTwoLevel);
-    else if (name == "hd") bits |= 1u << static_cast<int>(Algorithm::kHalvingDoubling);
-    else return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name +
-                                "\" (tutti has ring, tree, oneshot, rd, twolevel and hd)");
+    const AlgorithmEntry* e = algorithmNamed(name.c_str());
+    if (!e || !e->costUs) {
+      std::string names;
+      for (int a = 0; a < kNumAlgorithms; ++a)
+        names += std::string(a == 0 ? "" : a + 1 == kNumAlgorithms ? " and " : ", ") +
+                 algorithmEntry(static_cast<Algorithm>(a)).name;
+      return InvalidArgument("TUTTI_ALGO: unknown algorithm \"" + name + "\" (tutti has " + names + ")");
+    }
+    bits |= 1u << static_cast<int>(e->id);
   }
   return static_cast<uint8_t>(exclude ? (kAll & ~bits) : bits);
 }
 
 const char* const kCollectiveNames[kNumCollectives] = {"allreduce", "allgather", "broadcast",
                                                        "reduce", "reducescatter"};
-
-double ceilDiv(double a, double b) { return std::ceil(a / b); }
 
 }  // namespace
 
@@ -123,141 +123,10 @@ TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<
   return t;
 }
 
-double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch,
-                 size_t chunk) {
-  const double n = t.nranks;
-  const double S = static_cast<double>(bytes);
-  const bool multiNode = t.nnodes > 1;
-  auto bytesPerUs = [](double gbs) { return gbs * 1e3; };
-  const double intraBw = std::min(nch * t.intra.channelGBs, t.intra.linkGBs);
-  const double netBw = std::min(nch * t.net.channelGBs, t.net.linkGBs);
-  if (n <= 1) return S / bytesPerUs(t.intra.linkGBs);
-
-  if (a == Algorithm::kRing) {
-    const double f = static_cast<double>(t.ringCrossings) / n;  // share of hops between nodes
-    const double hopLat = f * t.net.latencyUs + (1 - f) * t.intra.latencyUs;
-    const double hopOver = f * t.net.chunkOverheadUs + (1 - f) * t.intra.chunkOverheadUs;
-    const bool rooted = c == Collective::kBroadcast || c == Collective::kReduce;
-    const double steps = c == Collective::kAllReduce ? 2 * (n - 1) : rooted ? 1 : n - 1;
-    const double hops = c == Collective::kAllReduce ? 2 * (n - 1) : n - 1;
-    const double block = rooted ? S / nch : S / n / nch;  // what one step moves per channel
-    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
-    const double chunks = ceilDiv(block, chunkEff);
-    const double moved = steps * block * nch;  // bytes each rank sends
-    // Every node's NIC carries its share of the ring's crossings.
-    const double perNic = multiNode ? static_cast<double>(t.ringCrossings) / t.nnodes : 0;
-    double bwTime = moved / bytesPerUs(intraBw);
-    if (multiNode) bwTime = std::max(bwTime, moved * perNic / bytesPerUs(netBw));
-    const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
-    return hops * hopLat + steps * chunks * nch * hopOver + bwTime + fill;
-  }
-
-  if (a == Algorithm::kOneShot) {
-    const bool onBlock = t.hostBlock && !multiNode;
-    if (n > (onBlock ? kHostBlockMaxRanks : kOneShotMaxRanks)) return 1e30;
-    // Each message: the whole buffer, or a rank's block of a gathered or
-    // scattered one. Every rank sends n-1 of them (rooted: the root sends or
-    // receives them all), and a node's NIC carries those bound for other nodes.
-    const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
-    const double message = blocks ? S / n : S;
-    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), message / nch));
-    const double messages = (n - 1) * ceilDiv(message / nch, chunkEff) * nch;
-    const LinkCost& link = multiNode ? t.net : t.intra;
-    double bwTime = (n - 1) * message / bytesPerUs(intraBw);
-    const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
-    // One host: the block's slots, or not at all. A rank copies its input in
-    // and reads what it needs where it lies (a broadcast's reader one chunk,
-    // the others n - 1): bare copies by one core, with none of a channel's
-    // flags and handshakes. Modelled at a channel's rate, a 64 KiB broadcast
-    // went to rings that took 1.5x one-shot's time.
-    if (onBlock) {
-      if (input > static_cast<double>(hostBlockShape(n).slotBytes)) return 1e30;
-      const double reads = c == Collective::kBroadcast ? message : (n - 1) * message;
-      return link.latencyUs / 2 + (input + reads) / bytesPerUs(kOneCoreCopyGBs);
-    }
-    if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
-    return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
-  }
-
-  // Recursive doubling: log2(p2) rounds, the first inside nodes while the
-  // node's ranks (in ring order, powers of two) pair up, then across; a
-  // rank not among the p2 first adds a round in and one out. Each round
-  // every rank sends the whole buffer, a node's ranks at once over its link.
-  if (a == Algorithm::kRecursiveDoubling) {
-    // Past a couple of the one-shot channel's slots a round is a train of
-    // chunk hand-overs, each a wake-up where ranks share cores.
-    constexpr double kMaxBytes = 2.0 * kOneShotSlotBytes;
-    if (!multiNode || n > kOneShotMaxRanks || S > kMaxBytes) return 1e30;
-    int p2 = 1, rounds = 0;
-    while (p2 * 2 <= t.nranks) {
-      p2 *= 2;
-      ++rounds;
-    }
-    int intraRounds = 0;
-    while (intraRounds < rounds && (2 << intraRounds) <= t.ranksPerNode) ++intraRounds;
-    const int netRounds = rounds - intraRounds + (p2 < t.nranks ? 2 : 0);
-    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), S));
-    const double chunks = ceilDiv(S, chunkEff);
-    const double lat = intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
-    const double over = chunks * 2 * (intraRounds * t.intra.chunkOverheadUs + netRounds * t.net.chunkOverheadUs);
-    const double bwTime = intraRounds * S / bytesPerUs(t.intra.channelGBs) +
-                          netRounds * S * t.ranksPerNode / bytesPerUs(t.net.linkGBs);
-    return lat + over + bwTime;
-  }
-
-  // Two-level (two_level_plan.cpp): log2(ranks per node) rounds inside nodes
-  // halving the data, rounds across nodes on one block of it (a node's ranks
-  // at once: a node's link carries what one rank sends times its ranks), and
-  // as many rounds inside doubling it back. Across, kTwoLevel swaps the
-  // whole block each round; kHalvingDoubling halves it, then doubles back.
-  if (a == Algorithm::kTwoLevel || a == Algorithm::kHalvingDoubling) {
-    const bool halving = a == Algorithm::kHalvingDoubling;
-    const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBlocks * kOneShotSlotBytes) * t.ranksPerNode;
-    // The one-shot channel's connections exist up to kOneShotMaxRanks.
-    if (!multiNode || !t.nodesAlike || (!halving && t.ranksPerNode < 2) || n > kOneShotMaxRanks || S > maxBytes)
-      return 1e30;
-    int intraRounds = 0, nodes2 = 1, pairRounds = 0;
-    while ((1 << intraRounds) < t.ranksPerNode) ++intraRounds;
-    while (nodes2 * 2 <= t.nnodes) {
-      nodes2 *= 2;
-      ++pairRounds;
-    }
-    const double block = S / t.ranksPerNode;
-    const int foldRounds = nodes2 < t.nnodes ? 2 : 0;  // the nodes past nodes2 in and out
-    const int netRounds = foldRounds + (halving ? 2 : 1) * pairRounds;
-    // What one rank sends across in all: the folds' whole blocks, and the
-    // block once a round or 2(m-1)/m of it over the halving and doubling.
-    const double sent = foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
-    const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
-    const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
-    const double chunksNet = netRounds * ceilDiv(block / (halving ? 2 : 1), chunkEff);
-    const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
-    const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
-    const double intraTime = 2 * (S - block) / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
-    const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * t.ranksPerNode / bytesPerUs(t.net.linkGBs));
-    return lat + over + intraTime + netTime;
-  }
-
-  // Tree: up the intra-node chain and across the node tree (and back down
-  // for all-reduce); each node's links carry the whole message each way.
-  // Inside one node the chain is as long as the ring: trees are for crossing
-  // nodes (as in NCCL).
-  if (!multiNode) return 1e30;
-  const double ways = c == Collective::kAllReduce ? 2 : 1;
-  const double chain = t.ranksPerNode - 1;
-  const double lat = ways * (t.treeDepth * t.net.latencyUs + chain * t.intra.latencyUs);
-  const double perChannel = S / nch;
-  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), perChannel));
-  const double chunks = ceilDiv(perChannel, chunkEff);
-  const double stepsPerChunk = ways * 3;  // a node head: up to three children
-  const double over = chunks * nch * stepsPerChunk *
-                      (multiNode ? t.net.chunkOverheadUs : t.intra.chunkOverheadUs);
-  constexpr double kTreeEfficiency = 0.8;  // fan-in and fan-out share one thread
-  double bwTime = ways * S / bytesPerUs(intraBw) / kTreeEfficiency;
-  if (multiNode) bwTime = std::max(bwTime, ways * S / bytesPerUs(netBw) / kTreeEfficiency);
-  const double hops = ways * (t.treeDepth + chain);
-  const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
-  return lat + over + bwTime + fill;
+double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch, size_t chunk) {
+  if (t.nranks <= 1) return static_cast<double>(bytes) / (t.intra.linkGBs * 1e3);
+  const AlgorithmEntry& e = algorithmEntry(a);
+  return e.costUs && e.implements(c) ? e.costUs(t, c, bytes, nch, chunk) : 1e30;
 }
 
 double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch, size_t chunk) {
@@ -284,11 +153,10 @@ TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice)
   best.predictedUs = -1;
   for (int ai = 0; ai < kNumAlgorithms; ++ai) {
     const Algorithm a = static_cast<Algorithm>(ai);
-    if (!algorithmSupports(a, c) || !t.filter.allows(c, a)) continue;
-    // One-shot, recursive doubling and the two-level ones run on the one-shot
-    // channel alone, whose connections to every rank exist from init: host
-    // calls only.
-    const bool oneChannel = onOneShotChannel(a);
+    const AlgorithmEntry& e = algorithmEntry(a);
+    if (!e.implements(c) || !t.filter.allows(c, a)) continue;
+    // Those of the one-shot channel run on it alone: host calls only.
+    const bool oneChannel = e.oneShotChannel;
     if (oneChannel && onDevice) continue;
     for (int nch = t.channelsForced && !oneChannel ? t.maxChannels : 1; nch <= (oneChannel ? 1 : t.maxChannels);
          ++nch) {

@@ -84,9 +84,9 @@ bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode) {
   return true;
 }
 
-void planTwoLevelChannel(const PlanRequest& r, Plan* plan, size_t* used) {
+void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used) {
   const bool halveAcross = r.algorithm == Algorithm::kHalvingDoubling;
-  if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2)) return planRecursiveDoublingChannel(r, plan, used);
+  if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2)) return planRecursiveDoublingChannel(r, channel, plan, used);
   const NodeLayout& layout = *r.layout;
   const int perNode = static_cast<int>(layout.ranksOf(0).size()), nodes = layout.nnodes();
   const int node = layout.nodeOf(r.rank), local = layout.localIndex(r.rank);

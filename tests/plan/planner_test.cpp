@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "src/exec/executor.h"
+#include "src/plan/algorithms.h"
 #include "src/plan/planner.h"
 
 namespace tutti {

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "src/plan/algorithms.h"
 #include "src/plan/layout.h"
 #include "src/plan/planner.h"
 #include "src/plan/tree.h"

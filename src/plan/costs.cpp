@@ -1,0 +1,165 @@
+#include "src/plan/costs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "src/plan/planner.h"
+
+namespace tutti {
+
+namespace {
+
+double bytesPerUs(double gbs) { return gbs * 1e3; }
+double ceilDiv(double a, double b) { return std::ceil(a / b); }
+
+// What every price starts from: ranks, bytes, whether links cross nodes,
+// and what `nch` channels drive inside a node and across.
+std::tuple<double, double, bool, double, double> termsOf(const TuneContext& t, size_t bytes, int nch) {
+  return {static_cast<double>(t.nranks), static_cast<double>(bytes), t.nnodes > 1,
+          std::min(nch * t.intra.channelGBs, t.intra.linkGBs), std::min(nch * t.net.channelGBs, t.net.linkGBs)};
+}
+
+// Two-level (two_level_plan.cpp): log2(ranks per node) rounds inside nodes
+// halving the data, rounds across nodes on one block of it (a node's ranks
+// at once: a node's link carries what one rank sends times its ranks), and
+// as many rounds inside doubling it back. Across, kTwoLevel swaps the
+// whole block each round; kHalvingDoubling halves it, then doubles back.
+double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, bool halving) {
+  const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
+  const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBlocks * kOneShotSlotBytes) * t.ranksPerNode;
+  // The one-shot channel's connections exist up to kOneShotMaxRanks.
+  if (!multiNode || !t.nodesAlike || (!halving && t.ranksPerNode < 2) || n > kOneShotMaxRanks || S > maxBytes)
+    return 1e30;
+  int intraRounds = 0, nodes2 = 1, pairRounds = 0;
+  while ((1 << intraRounds) < t.ranksPerNode) ++intraRounds;
+  while (nodes2 * 2 <= t.nnodes) {
+    nodes2 *= 2;
+    ++pairRounds;
+  }
+  const double block = S / t.ranksPerNode;
+  const int foldRounds = nodes2 < t.nnodes ? 2 : 0;  // the nodes past nodes2 in and out
+  const int netRounds = foldRounds + (halving ? 2 : 1) * pairRounds;
+  // What one rank sends across in all: the folds' whole blocks, and the
+  // block once a round or 2(m-1)/m of it over the halving and doubling.
+  const double sent = foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
+  const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
+  const double chunksNet = netRounds * ceilDiv(block / (halving ? 2 : 1), chunkEff);
+  const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
+  const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
+  const double intraTime = 2 * (S - block) / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
+  const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * t.ranksPerNode / bytesPerUs(t.net.linkGBs));
+  return lat + over + intraTime + netTime;
+}
+
+}  // namespace
+
+double ringCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, size_t chunk) {
+  const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
+  const double f = static_cast<double>(t.ringCrossings) / n;  // share of hops between nodes
+  const double hopLat = f * t.net.latencyUs + (1 - f) * t.intra.latencyUs;
+  const double hopOver = f * t.net.chunkOverheadUs + (1 - f) * t.intra.chunkOverheadUs;
+  const bool rooted = c == Collective::kBroadcast || c == Collective::kReduce;
+  const double steps = c == Collective::kAllReduce ? 2 * (n - 1) : rooted ? 1 : n - 1;
+  const double hops = c == Collective::kAllReduce ? 2 * (n - 1) : n - 1;
+  const double block = rooted ? S / nch : S / n / nch;  // what one step moves per channel
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
+  const double chunks = ceilDiv(block, chunkEff);
+  const double moved = steps * block * nch;  // bytes each rank sends
+  // Every node's NIC carries its share of the ring's crossings.
+  const double perNic = multiNode ? static_cast<double>(t.ringCrossings) / t.nnodes : 0;
+  double bwTime = moved / bytesPerUs(intraBw);
+  if (multiNode) bwTime = std::max(bwTime, moved * perNic / bytesPerUs(netBw));
+  const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
+  return hops * hopLat + steps * chunks * nch * hopOver + bwTime + fill;
+}
+
+double oneShotCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, size_t chunk) {
+  const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
+  const bool onBlock = t.hostBlock && !multiNode;
+  if (n > (onBlock ? kHostBlockMaxRanks : kOneShotMaxRanks)) return 1e30;
+  // Each message: the whole buffer, or a rank's block of a gathered or
+  // scattered one. Every rank sends n-1 of them (rooted: the root sends or
+  // receives them all), and a node's NIC carries those bound for other nodes.
+  const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
+  const double message = blocks ? S / n : S;
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), message / nch));
+  const double messages = (n - 1) * ceilDiv(message / nch, chunkEff) * nch;
+  const LinkCost& link = multiNode ? t.net : t.intra;
+  double bwTime = (n - 1) * message / bytesPerUs(intraBw);
+  const double input = c == Collective::kAllGather ? message : S;  // what a rank writes into its slot
+  // One host: the block's slots, or not at all. A rank copies its input in
+  // and reads what it needs where it lies (a broadcast's reader one chunk,
+  // the others n - 1): bare copies by one core, with none of a channel's
+  // flags and handshakes. Modelled at a channel's rate, a 64 KiB broadcast
+  // went to rings that took 1.5x one-shot's time.
+  if (onBlock) {
+    if (input > static_cast<double>(hostBlockShape(n).slotBytes)) return 1e30;
+    const double reads = c == Collective::kBroadcast ? message : (n - 1) * message;
+    return link.latencyUs / 2 + (input + reads) / bytesPerUs(kOneCoreCopyGBs);
+  }
+  if (multiNode) bwTime = std::max(bwTime, t.ranksPerNode * (n - t.ranksPerNode) * message / bytesPerUs(netBw));
+  return link.latencyUs + 2 * messages * link.chunkOverheadUs + bwTime;
+}
+
+// Recursive doubling: log2(p2) rounds, the first inside nodes while the
+// node's ranks (in ring order, powers of two) pair up, then across; a
+// rank not among the p2 first adds a round in and one out. Each round
+// every rank sends the whole buffer, a node's ranks at once over its link.
+double recursiveDoublingCostUs(const TuneContext& t, Collective, size_t bytes, int nch, size_t chunk) {
+  const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
+  // Past a couple of the one-shot channel's slots a round is a train of
+  // chunk hand-overs, each a wake-up where ranks share cores.
+  constexpr double kMaxBytes = 2.0 * kOneShotSlotBytes;
+  if (!multiNode || n > kOneShotMaxRanks || S > kMaxBytes) return 1e30;
+  int p2 = 1, rounds = 0;
+  while (p2 * 2 <= t.nranks) {
+    p2 *= 2;
+    ++rounds;
+  }
+  int intraRounds = 0;
+  while (intraRounds < rounds && (2 << intraRounds) <= t.ranksPerNode) ++intraRounds;
+  const int netRounds = rounds - intraRounds + (p2 < t.nranks ? 2 : 0);
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), S));
+  const double chunks = ceilDiv(S, chunkEff);
+  const double lat = intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
+  const double over = chunks * 2 * (intraRounds * t.intra.chunkOverheadUs + netRounds * t.net.chunkOverheadUs);
+  const double bwTime = intraRounds * S / bytesPerUs(t.intra.channelGBs) +
+                        netRounds * S * t.ranksPerNode / bytesPerUs(t.net.linkGBs);
+  return lat + over + bwTime;
+}
+
+double twoLevelCostUs(const TuneContext& t, Collective, size_t bytes, int nch, size_t chunk) {
+  return twoLevelUs(t, bytes, nch, chunk, false);
+}
+
+double halvingDoublingCostUs(const TuneContext& t, Collective, size_t bytes, int nch, size_t chunk) {
+  return twoLevelUs(t, bytes, nch, chunk, true);
+}
+
+// Tree: up the intra-node chain and across the node tree (and back down
+// for all-reduce); each node's links carry the whole message each way.
+// Inside one node the chain is as long as the ring: trees are for crossing
+// nodes (as in NCCL).
+double treeCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, size_t chunk) {
+  const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
+  if (!multiNode) return 1e30;
+  const double ways = c == Collective::kAllReduce ? 2 : 1;
+  const double chain = t.ranksPerNode - 1;
+  const double lat = ways * (t.treeDepth * t.net.latencyUs + chain * t.intra.latencyUs);
+  const double perChannel = S / nch;
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), perChannel));
+  const double chunks = ceilDiv(perChannel, chunkEff);
+  const double stepsPerChunk = ways * 3;  // a node head: up to three children
+  const double over = chunks * nch * stepsPerChunk *
+                      (multiNode ? t.net.chunkOverheadUs : t.intra.chunkOverheadUs);
+  constexpr double kTreeEfficiency = 0.8;  // fan-in and fan-out share one thread
+  double bwTime = ways * S / bytesPerUs(intraBw) / kTreeEfficiency;
+  if (multiNode) bwTime = std::max(bwTime, ways * S / bytesPerUs(netBw) / kTreeEfficiency);
+  const double hops = ways * (t.treeDepth + chain);
+  const double fill = hops * chunkEff / bytesPerUs(multiNode ? t.net.channelGBs : t.intra.channelGBs);
+  return lat + over + bwTime + fill;
+}
+
+}  // namespace tutti
