@@ -21,20 +21,21 @@ which=${1:-all}
 # without them, as on a machine set up by install-deps.sh.
 export HWLOC_PLUGINS_PATH=/nonexistent
 
-configure() {  # build dir, sanitizers, extra cmake args
-  local dir=$1 sanitize=$2
-  shift 2
+configure() {  # build dir, sanitizers, targets to build, extra cmake args
+  local dir=$1 sanitize=$2 targets=$3
+  shift 3
   # Line tables (-g1) name every frame of a report; full debug info made a
   # quarter of these builds' time.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUTTI_SANITIZE="$sanitize" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DTUTTI_ENABLE_CUDA=OFF -DTUTTI_BUILD_PYTHON=OFF -DTUTTI_BUILD_NCCL_COMPAT=OFF \
     -DTUTTI_BUILD_BENCH=OFF "$@" >/dev/null
-  cmake --build "$dir" -j "$(nproc)" --target unit_tests errors_test collectives_test
+  # shellcheck disable=SC2086
+  cmake --build "$dir" -j "$(nproc)" --target $targets
 }
 
 if [[ $which == all || $which == asan ]]; then
-  configure build-asan address,undefined
+  configure build-asan address,undefined "unit_tests errors_test collectives_test"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
   export UBSAN_OPTIONS=print_stacktrace=1
   (cd build-asan &&
@@ -45,7 +46,8 @@ fi
 if [[ $which == all || $which == tsan ]]; then
   # UCX is not built with ThreadSanitizer: its own threads and atomics would
   # be reported as races in tutti, so this build leaves the UCX transport out.
-  configure build-tsan thread -DTUTTI_ENABLE_UCX=OFF
+  # The error tests do not run here: their binary is not built.
+  configure build-tsan thread "unit_tests collectives_test" -DTUTTI_ENABLE_UCX=OFF
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
   # The kernel's large mmap randomization can break ThreadSanitizer's memory
   # layout: run without address randomization.
