@@ -7,7 +7,9 @@
 #   tsan: ThreadSanitizer over what runs threads: the executor (planner
 #         tests drive it), the socket transport's helper threads (conformance
 #         and the socket matrix of 3 ranks with TUTTI_SOCKET_NTHREADS=2:
-#         each rank's helper threads are the same with 2), the
+#         each rank's helper threads are the same with 2; the matrix with
+#         two dtypes and ops, TUTTI_TEST_MATRIX=threads, as the others
+#         change no thread's work), the shm matrix of 3 ranks (the same), the
 #         non-blocking communicator (CommConfig), and ranks as threads
 #         (InProcess).
 # Builds go to build-asan/ and build-tsan/: host code only (no CUDA, no
@@ -54,5 +56,6 @@ if [[ $which == all || $which == tsan ]]; then
   tsan() { setarch "$(uname -m)" -R "$@"; }
   (cd build-tsan &&
     tsan ctest --output-on-failure --timeout 900 -R '(^Transports/Conformance|PlanSim\.|^Plans\.|^InProcess\.|^CommConfig\.)' &&
-    TUTTI_SOCKET_NTHREADS=2 tsan ctest --output-on-failure --timeout 900 -R 'MatchReference/socket_3ranks')
+    TUTTI_TEST_MATRIX=threads TUTTI_SOCKET_NTHREADS=2 tsan ctest --output-on-failure --timeout 900 \
+      -R 'MatchReference/(socket|shm)_3ranks')
 fi
