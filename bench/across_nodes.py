@@ -15,8 +15,6 @@ import statistics
 import subprocess
 import sys
 
-import tuning_accuracy
-
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 LIBS = ["tutti", "openmpi", "gloo"]
 NAMES = {"tutti": "tutti", "openmpi": "Open MPI", "gloo": "Gloo"}
@@ -34,7 +32,8 @@ def fmt_us(us):
 
 
 def read(path):
-    """size -> (time_us, busbw_GBps, wrong) of one library's CSV."""
+    """size -> (time_us, busbw_GBps, wrong, choice) of one library's CSV; choice is
+    tutti's (algorithm, channels, predicted_us) for the size, None for the peers."""
     out = {}
     try:
         with open(path) as f:
@@ -44,9 +43,10 @@ def read(path):
     for r in rows:
         if "placement" in r:  # tutti-perf --csv
             if r["placement"] == "out-of-place":
-                out[int(r["size"])] = (float(r["time_us"]), float(r["busbw_gbs"]), int(r["wrong"]))
+                choice = (r["algorithm"], int(r["channels"]), float(r["predicted_us"])) if r.get("algorithm") else None
+                out[int(r["size"])] = (float(r["time_us"]), float(r["busbw_gbs"]), int(r["wrong"]), choice)
         elif r.get("op") == "allreduce":
-            out[int(r["bytes"])] = (float(r["time_us"]), float(r["busbw_GBps"]), 0)
+            out[int(r["bytes"])] = (float(r["time_us"]), float(r["busbw_GBps"]), 0, None)
     return out
 
 
@@ -94,9 +94,7 @@ def section(raw, rate, layout, out_dir, lines):
             lines.append("- tutti's busbw from 16 MiB: %.3f-%.3f GB/s; the link carries %.3f GB/s each way."
                          % (min(big), max(big), link / 8))
     lines.append("- Wrong elements reported by tutti-perf: %d." % wrong)
-    unlogged = {size: statistics.median(d["tutti"][size][0] for d in data if size in d["tutti"])
-                for size in SIZES if any(size in d["tutti"] for d in data)}
-    model(os.path.join(raw, rate, layout, "tuning.csv.0.log"), unlogged, lines)
+    model(data, os.path.join(raw, rate, layout, "init.csv.0.log"), lines)
     png = "across_nodes_%s_%s.png" % (rate, layout)
     files = []
     for i, p in enumerate(passes):
@@ -112,38 +110,33 @@ def section(raw, rate, layout, out_dir, lines):
         lines.append("\n![%s](%s)" % (png, png))
 
 
-def model(log, unlogged, lines):
-    """The cost model's prediction for each all-reduce size against its calls'
-    times: those of the logged run, and tutti's in the passes above (no log
-    lines: a line a call costs every rank a write, and the ranks wait for
-    each other's, which doubled 8-byte calls' times)."""
-    if not os.path.exists(log):
+def model(data, init_log, lines):
+    """The cost model's choice and prediction for each size, as each pass's
+    tutti-perf reported them (tuttiCommLastChoice), against that pass's own
+    time: every pass's communicators measured their links for themselves."""
+    if not any(c for d in data for (_, _, _, c) in d["tutti"].values()):
         return
-    took = tuning_accuracy.rows(log)
-    if not took:
-        return
-    measured = re.search(r"links measured with every rank busy: (.*)", open(log, errors="replace").read())
-    lines.append("\nThe cost model in one more run, with TUNING logged (rank 0): %s" %
-                 ("init measured " + measured.group(1).strip() if measured else "nothing measured at init"))
-    lines.append("\n| size | choice | predicted | measured, logged run (median of calls) | predicted / measured "
-                 "| measured, passes above (median) | predicted / measured |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- |")
-    within = within_unlogged = rows = 0
-    for key in sorted(took):
-        size, algo, nch, chunk, predicted = key
-        if size not in SIZES:
+    measured = None
+    if os.path.exists(init_log):
+        measured = re.search(r"links measured with every rank busy: (.*)", open(init_log, errors="replace").read())
+    lines.append("\nThe cost model, per pass: the choice tutti-perf reported for each size, its predicted time, and "
+                 "the prediction over the pass's time. Links measured at init (rank 0, one more run logging init): %s"
+                 % (measured.group(1).strip() if measured else "not logged"))
+    lines.append("\n| size | choice (per pass) | predicted (per pass) | predicted / measured (per pass) | within 30% |")
+    lines.append("| --- | --- | --- | --- | --- |")
+    within = pairs = 0
+    for size in SIZES:
+        runs = [d["tutti"][size] for d in data if size in d["tutti"] and d["tutti"][size][3]]
+        if not runs:
             continue
-        rows += 1
-        m = statistics.median(took[key])
-        within += abs(predicted / m - 1) <= 0.3
-        u = unlogged.get(size)
-        within_unlogged += bool(u) and abs(predicted / u - 1) <= 0.3
-        lines.append("| %s | %s, %d ch, %d KiB | %s | %s | %.2f | %s | %s |" % (
-            size_label(size), algo, nch, chunk, fmt_us(predicted), fmt_us(m), predicted / m,
-            fmt_us(u) if u else "-", "%.2f" % (predicted / u) if u else "-"))
-    lines.append("\n- Predictions within 30%% of the measured time: %d of %d sizes against the logged run's calls, "
-                 "%d of %d against the passes above (whose communicators measured their links for themselves, "
-                 "and may have chosen otherwise at a size)." % (within, rows, within_unlogged, rows))
+        ratios = [c[2] / t for (t, _, _, c) in runs]
+        close = sum(abs(r - 1) <= 0.3 for r in ratios)
+        within, pairs = within + close, pairs + len(ratios)
+        lines.append("| %s | %s | %s | %s | %d of %d |" % (
+            size_label(size), " / ".join("%s %d ch" % (c[0], c[1]) if c[1] else c[0] for (_, _, _, c) in runs),
+            " / ".join(fmt_us(c[2]) for (_, _, _, c) in runs), " / ".join("%.2f" % r for r in ratios),
+            close, len(ratios)))
+    lines.append("\n- Predictions within 30%% of the same pass's time: %d of %d sizes and passes." % (within, pairs))
 
 
 def main():

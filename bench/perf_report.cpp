@@ -14,6 +14,17 @@ void printResult(const PerfResult& r) {
   printf("  %6.2f  %6.2f  %6lld", r.algBw, r.busBw, r.wrong);
 }
 
+// The model's columns: its choice, channels, prediction, and time over it.
+void printChoice(const PerfRow& row) {
+  if (row.algorithm.empty()) {
+    printf("  %9s  %2s  %8s  %6s", "-", "-", "-", "-");
+    return;
+  }
+  const std::string channels = row.nchannels ? std::to_string(row.nchannels) : "-";
+  printf("  %9s  %2s  %8.1f  %6.2f", row.algorithm.c_str(), channels.c_str(), row.predictedUs,
+         row.predictedUs > 0 ? row.outOfPlace.timeUs / row.predictedUs : 0.0);
+}
+
 }  // namespace
 
 void PerfReport::printHeader(const PerfArgs& a, int nranks, double initMs) {
@@ -32,12 +43,14 @@ void PerfReport::printHeader(const PerfArgs& a, int nranks, double initMs) {
                                                : "device memory";
   printf("#\n# Using %s on %s\n# Init: %.1f ms (the slowest rank's tuttiCommInitRank)\n#\n", memory.c_str(), host,
          initMs);
-  printf("# %10s  %12s  %8s  %6s  %6s  %27s   %27s\n", "", "", "", "", "", "out-of-place", "in-place");
-  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
-         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-         "#wrong");
-  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
-         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  printf("# %10s  %12s  %8s  %6s  %6s  %27s   %27s   %31s\n", "", "", "", "", "", "out-of-place", "in-place",
+         "cost model");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %9s  %2s  %8s  %6s\n", "size",
+         "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
+         "algorithm", "ch", "predict", "t/pred");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %9s  %2s  %8s  %6s\n", "(B)",
+         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "", "", "(us)",
+         "");
   fflush(stdout);
 }
 
@@ -49,6 +62,7 @@ void PerfReport::addRow(const PerfRow& row) {
   printResult(row.outOfPlace);
   if (row.hasInPlace) printResult(row.inPlace);
   else printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+  printChoice(row);
   printf("\n");
   fflush(stdout);
 }
@@ -72,13 +86,15 @@ int PerfReport::finish() {
   fflush(stdout);
   if (!args_.csvPath.empty()) {
     if (FILE* f = fopen(args_.csvPath.c_str(), "w")) {
-      fprintf(f, "collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong\n");
+      fprintf(f, "collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong,"
+                 "algorithm,channels,predicted_us\n");
       for (const auto& r : rows_)
         for (int p = 0; p < (r.hasInPlace ? 2 : 1); ++p) {
           const PerfResult& x = p ? r.inPlace : r.outOfPlace;
-          fprintf(f, "%s,%d,%zu,%zu,%s,%s,%d,%s,%.3f,%.4f,%.4f,%lld\n", args_.collective.c_str(),
+          fprintf(f, "%s,%d,%zu,%zu,%s,%s,%d,%s,%.3f,%.4f,%.4f,%lld,%s,%d,%.3f\n", args_.collective.c_str(),
                   nranks_, r.bytes, r.count, r.type.c_str(), r.op.c_str(), r.root,
-                  p ? "in-place" : "out-of-place", x.timeUs, x.algBw, x.busBw, x.wrong);
+                  p ? "in-place" : "out-of-place", x.timeUs, x.algBw, x.busBw, x.wrong, r.algorithm.c_str(),
+                  r.nchannels, r.predictedUs);
         }
       fclose(f);
     }
@@ -94,9 +110,11 @@ int PerfReport::finish() {
           const PerfResult& x = p ? r.inPlace : r.outOfPlace;
           fprintf(f, "%s\n  {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
                   "\"root\": %d, \"placement\": \"%s\", \"time_us\": %.3f, \"algbw_gbs\": %.4f, "
-                  "\"busbw_gbs\": %.4f, \"wrong\": %lld}",
+                  "\"busbw_gbs\": %.4f, \"wrong\": %lld, \"algorithm\": \"%s\", \"channels\": %d, "
+                  "\"predicted_us\": %.3f}",
                   first ? "" : ",", r.bytes, r.count, r.type.c_str(), r.op.c_str(), r.root,
-                  p ? "in-place" : "out-of-place", x.timeUs, x.algBw, x.busBw, x.wrong);
+                  p ? "in-place" : "out-of-place", x.timeUs, x.algBw, x.busBw, x.wrong, r.algorithm.c_str(),
+                  r.nchannels, r.predictedUs);
           first = false;
         }
       fprintf(f, "\n], \"avg_busbw_gbs\": %g, \"wrong\": %lld}\n", n ? bw / n : 0.0, wrong);

@@ -1,5 +1,6 @@
 // tutti-perf's output: nccl-tests' table and footer on stdout, and the same
-// rows as JSON or CSV when asked.
+// rows as JSON or CSV when asked. Each row ends with the cost model's choice,
+// its predicted time and the out-of-place time over it, so drift shows.
 #pragma once
 
 #include <mutex>
@@ -28,6 +29,11 @@ struct PerfRow {
   PerfResult outOfPlace;
   PerfResult inPlace;
   bool hasInPlace = true;
+  // The cost model's choice for the size and its predicted time
+  // (tuttiCommLastChoice): empty where it made none (sends, device calls).
+  std::string algorithm;
+  int nchannels = 0;  // 0: on the host block
+  double predictedUs = 0;
 };
 
 class PerfReport {

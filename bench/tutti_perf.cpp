@@ -109,7 +109,9 @@ class RankRunner {
   long long countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace);
   const void* sendPtr(size_t count, size_t es, bool inPlace) const;
   void* recvPtr(size_t count, size_t es, bool inPlace) const;
-  int measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace, PerfResult* out);
+  // `model`, when given, gets the cost model's choice for the timed calls.
+  int measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace, PerfResult* out,
+              PerfRow* model = nullptr);
 
   // With -G 1 the calls get the device twins of the host images below; the
   // images are filled and checked on the host and copied across untimed.
@@ -262,20 +264,23 @@ long long RankRunner::countWrong(tuttiDataType_t t, tuttiRedOp_t op, size_t coun
 }
 
 int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool inPlace,
-                        PerfResult* out) {
+                        PerfResult* out, PerfRow* model) {
   tuttiComm_t comm = comm_;
   fillInputs(t, op, count, inPlace);
   const Call call = prepare(t, op, count, inPlace);
   std::string failed;
   std::chrono::steady_clock::time_point t0, t1;
+  tuttiCallChoice_t before{}, after{};  // the cost model's choice, when the timed calls made one
   const int loopFailed = withIssuer(call, [&](auto issueOnce) {
     for (int i = 0; i < a_.warmup; ++i) PERF_CHECK(issueOnce());
     failed = synchronize();
     PERF_CHECK(tuttiBarrier(comm, nullptr));
+    PERF_CHECK(tuttiCommLastChoice(comm, &before));
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < a_.iters; ++i) PERF_CHECK(issueOnce());
     if (failed.empty()) failed = synchronize();  // device calls: timed until the stream is done
     t1 = std::chrono::steady_clock::now();
+    PERF_CHECK(tuttiCommLastChoice(comm, &after));
     return 0;
   });
   if (loopFailed) return 1;
@@ -288,6 +293,11 @@ int RankRunner::measure(tuttiDataType_t t, tuttiRedOp_t op, size_t count, bool i
   double sumUs = 0;
   PERF_CHECK(tuttiAllReduce(&us, &sumUs, 1, tuttiFloat64, tuttiSum, comm, nullptr));
   out->timeUs = sumUs / n_;
+  if (model && after.sequence > before.sequence) {  // device calls and sends make none
+    model->algorithm = after.onHostBlock ? "hostblock" : after.algorithm;
+    model->nchannels = after.nchannels;
+    model->predictedUs = after.predictedUs;
+  }
   out->wrong = 0;
   if (a_.check) {
     fillInputs(t, op, count, inPlace);
@@ -330,7 +340,7 @@ int RankRunner::run() {
           row.type = typeName(t);
           row.op = reduces(coll_) ? opName(op) : "none";
           row.root = rooted(coll_) ? a_.root % n_ : -1;
-          if (measure(t, op, count, false, &row.outOfPlace)) return 1;
+          if (measure(t, op, count, false, &row.outOfPlace, &row)) return 1;
           row.hasInPlace = inPlaceMeaningful;
           if (inPlaceMeaningful && measure(t, op, count, true, &row.inPlace)) return 1;
           double factor = busFactor(coll_, n_);

@@ -189,6 +189,22 @@ tuttiResult_t tuttiCommUserRank(const tuttiComm_t comm, int* rank);
  * are made at init, the others by the first call whose plan needs them;
  * TUTTI_DEBUG=INFO logs it at init and at destroy, with the settings. */
 tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, size_t* deviceBytes);
+/* tutti's own: what the cost model chose for this communicator's latest
+ * collective on host buffers, and the time it predicted, to set beside the
+ * time measured (tutti-perf prints both; the flight recorder keeps them for
+ * every call, and `tutti-trace --drift` compares). Calls on device buffers
+ * (planned on tutti's background thread), sends, receives and tutti's own
+ * calls leave it as it was. Before the first such call, sequence is 0,
+ * algorithm "" and predictedUs 0. */
+typedef struct {
+  unsigned long long sequence; /* the call's number: a communicator's collectives count from 1 */
+  char algorithm[16];          /* as TUTTI_ALGO names it: "ring", "tree", "oneshot", "rd", "twolevel", "hd" */
+  int onHostBlock;             /* 1: a one-shot call that met in the host block (one host's small calls) */
+  int nchannels;
+  size_t chunkBytes;
+  double predictedUs;          /* the model's time for the whole call, microseconds */
+} tuttiCallChoice_t;
+tuttiResult_t tuttiCommLastChoice(const tuttiComm_t comm, tuttiCallChoice_t* choice);
 
 tuttiResult_t tuttiAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              tuttiDataType_t datatype, tuttiRedOp_t op, tuttiComm_t comm,

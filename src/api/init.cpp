@@ -2,6 +2,7 @@
 // launcher's environment), destroy, abort, queries.
 #include <netinet/in.h>
 
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -244,6 +245,22 @@ tuttiResult_t tuttiCommMemoryHeld(const tuttiComm_t comm, size_t* hostBytes, siz
   return guardedCall(comm, "tuttiCommMemoryHeld", [&](Communicator& c) {
     *hostBytes = c.memoryHeld().hostBytes.load();
     *deviceBytes = c.memoryHeld().deviceBytes.load();
+    return Status::Ok();
+  }, AfterAbort::kAnswer);
+}
+
+tuttiResult_t tuttiCommLastChoice(const tuttiComm_t comm, tuttiCallChoice_t* choice) {
+  if (!choice) return report(comm, "tuttiCommLastChoice", InvalidArgument("choice is NULL"));
+  return guardedCall(comm, "tuttiCommLastChoice", [&](Communicator& c) {
+    const Communicator::LastChoice last = c.lastChoice();
+    *choice = tuttiCallChoice_t{};
+    choice->sequence = last.call.sequence;
+    if (last.call.sequence == 0) return Status::Ok();
+    snprintf(choice->algorithm, sizeof(choice->algorithm), "%s", algorithmName(last.choice.algorithm));
+    choice->onHostBlock = last.call.onHostBlock ? 1 : 0;
+    choice->nchannels = last.call.onHostBlock ? 0 : last.choice.nchannels;
+    choice->chunkBytes = last.call.onHostBlock ? 0 : last.choice.chunkBytes;
+    choice->predictedUs = last.choice.predictedUs;
     return Status::Ok();
   }, AfterAbort::kAnswer);
 }

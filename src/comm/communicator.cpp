@@ -412,7 +412,9 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   if (!a.internal) {
     const CallSignature call = a.signature(sequence_);
     work->progress->enter(call, !p2p);
-    health_.recorder().begin(call, device);
+    const RecordedChoice chosen{algorithmName(choice.algorithm), choice.nchannels, static_cast<float>(choice.predictedUs)};
+    health_.recorder().begin(call, device, p2p ? RecordedChoice{} : chosen);
+    if (!device && !p2p) lastCall_.store(shape, false, sequence_);
   }
   // Device chunks fill their connections' slots: one worker op per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;

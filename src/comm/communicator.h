@@ -17,6 +17,7 @@
 #include "src/comm/comm_health.h"
 #include "src/comm/connections.h"
 #include "src/comm/device_calls.h"
+#include "src/comm/last_call.h"
 #include "src/comm/small_calls.h"
 #include "src/common/call_record.h"
 #include "src/common/host_buffer.h"
@@ -78,6 +79,16 @@ class Communicator final : public Peers {
   // Fills plan and work for one call: the cost model picks the algorithm,
   // channels and chunk. Counts the call (sequence numbers in errors).
   Status prepare(const CollectiveArgs& args, Plan* plan, Work* work);
+  // The latest host collective (tuttiCommLastChoice), and the cost model's
+  // choice for it (asked again: the planner keeps its answers).
+  struct LastChoice {
+    LastCall call;
+    TuneChoice choice;
+  };
+  LastChoice lastChoice() {
+    const LastCall call = lastCall_.load();
+    return {call, call.sequence ? planner_.choose(call.shape) : TuneChoice{}};
+  }
   // TUTTI_DEBUG_SUBSYS=TUNING: the call prepare() last planned took this
   // long; logged beside the cost model's prediction.
   void logTook(const CollectiveArgs& args, double tookUs) const;
@@ -98,7 +109,7 @@ class Communicator final : public Peers {
   // and it fits a slot (host calls made one at a time, not grouped).
   bool onHostBlock(const CollectiveArgs& a) {
     return small_ && small_->takes(a, [&] {
-             return planner_.choose({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice}).algorithm;
+             return planner_.choose({a.collective, a.count, dtypeSize(a.dtype), a.root, a.onDevice});
            });
   }
   // Runs such a call there: numbers it, and nothing else; the block
@@ -106,6 +117,7 @@ class Communicator final : public Peers {
   // small call's way.
   Status runOnHostBlock(const CollectiveArgs& a) {
     ++sequence_;
+    lastCall_.store({a.collective, a.count, dtypeSize(a.dtype), a.root, false}, true, sequence_);
     if (log_detail::enabled(LogLevel::kInfo, kSubsysTuning | kSubsysColl)) logHostBlockCall(a);
     return small_->run(a, sequence_);
   }
@@ -196,6 +208,7 @@ class Communicator final : public Peers {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
   double predictedUs_ = 0;  // the last planned host collective's (logTook)
+  LastCallRecord lastCall_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
   Connections connections_;

@@ -131,7 +131,7 @@ Status FlightRecorder::start(const Identity& who) {
   return Status::Ok();
 }
 
-void FlightRecorder::begin(const CallSignature& call, bool onDevice) {
+void FlightRecorder::begin(const CallSignature& call, bool onDevice, const RecordedChoice& choice) {
   if (!ring_) return;
   const uint64_t n = calls_.load(std::memory_order_relaxed);
   Entry& e = ring_[n & mask_];
@@ -141,6 +141,9 @@ void FlightRecorder::begin(const CallSignature& call, bool onDevice) {
   e.endTicks.store(0, kRelaxed);
   e.result.store(0, kRelaxed);
   e.onDevice.store(onDevice ? 1 : 0, kRelaxed);
+  e.algorithm.store(choice.algorithm, kRelaxed);
+  e.nchannels.store(choice.nchannels, kRelaxed);
+  e.predictedUs.store(choice.predictedUs, kRelaxed);
   calls_.store(n + 1, std::memory_order_release);  // one writer: no read-modify-write
 }
 
@@ -166,23 +169,34 @@ std::string FlightRecorder::jsonLines() const {
   const int64_t nowTicks = ticks(), nowUs = wallUs();
   const double usPerTick = nowTicks > startTicks_ ? static_cast<double>(nowUs - startWallUs_) / static_cast<double>(nowTicks - startTicks_) : 0;
   auto toWallUs = [&](int64_t t) { return t == 0 ? 0 : startWallUs_ + static_cast<int64_t>(static_cast<double>(t - startTicks_) * usPerTick); };
-  char line[640];
+  char line[768], chosen[128];
   for (uint64_t i = first; i < n; ++i) {
     const Entry& e = ring_[i & mask_];
     const CallSignature r = e.call.load();
-    const int64_t endUs = toWallUs(e.endTicks.load(std::memory_order_relaxed));
+    const int64_t startTicks = e.startTicks.load(std::memory_order_relaxed), endTicks = e.endTicks.load(std::memory_order_relaxed);
+    const int64_t endUs = toWallUs(endTicks);
     const auto result = static_cast<Code>(e.result.load(std::memory_order_relaxed));
+    // The model's choice, and the time taken at the cycle counter's
+    // resolution: a small call takes less than a microsecond.
+    chosen[0] = 0;
+    if (const char* algorithm = e.algorithm.load(std::memory_order_relaxed)) {
+      int at = snprintf(chosen, sizeof(chosen), ", \"algorithm\": \"%s\", \"channels\": %d, \"predicted_us\": %.2f",
+                        algorithm, e.nchannels.load(std::memory_order_relaxed), e.predictedUs.load(std::memory_order_relaxed));
+      if (endTicks && at > 0 && at < static_cast<int>(sizeof(chosen)))
+        snprintf(chosen + at, sizeof(chosen) - at, ", \"took_us\": %.3f", static_cast<double>(endTicks - startTicks) * usPerTick);
+    }
     snprintf(line, sizeof(line),
              "{\"rank\": %d, \"nranks\": %d, \"host\": \"%s\", \"pid\": %d, \"comm\": \"%016" PRIx64
              "\", \"name\": \"%s\", \"seq\": %" PRIu64 ", \"call\": \"%s\", \"signature\": \"%s\", \"count\": %" PRIu64
              ", \"dtype\": \"%s\", \"memory\": \"%s\", \"start_us\": %" PRId64 ", \"end_us\": %" PRId64
-             ", \"result\": \"%s\"}\n",
+             ", \"result\": \"%s\"%s}\n",
              who_.rank, who_.nranks, escaped(who_.host).c_str(), static_cast<int>(getpid()), who_.commMagic,
              escaped(who_.commName).c_str(), r.sequence, apiCallName(r.collective).c_str(),
              describeCall(r).c_str(), r.count,
              validDataType(r.dtype) ? dtypeName(static_cast<DataType>(r.dtype)) : "?",
              e.onDevice.load(std::memory_order_relaxed) ? "device" : "host",
-             toWallUs(e.startTicks.load(std::memory_order_relaxed)), endUs, endUs == 0 ? "in_progress" : resultName(result));
+             toWallUs(startTicks), endUs, endUs == 0 ? "in_progress" : resultName(result),
+             chosen);
     out += line;
   }
   return out;

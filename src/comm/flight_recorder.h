@@ -1,5 +1,7 @@
 // A communicator's flight recorder: its last TUTTI_TRACE_CALLS calls
-// (sequence number, kind, size, start and end time, result) in a ring
+// (sequence number, kind, size, start and end time, result, and the cost
+// model's choice and predicted time, so that `tutti-trace --drift` can set
+// the prediction beside the time taken) in a ring
 // allocated once, so recording costs a few stores per call. Written as JSON
 // lines (one call each, naming rank, host, pid and communicator, so that
 // `tutti-trace` can merge every rank's file): at destroy when
@@ -20,6 +22,15 @@ namespace tutti {
 
 struct CallRecord;
 
+// The cost model's choice for a call, as recorded. `algorithm` is a name
+// with static storage (algorithmName); nullptr where nothing was priced
+// (sends and receives).
+struct RecordedChoice {
+  const char* algorithm = nullptr;
+  int nchannels = 0;  // 0: on the host block, which has no channels
+  float predictedUs = 0;
+};
+
 class FlightRecorder {
  public:
   struct Identity {
@@ -35,7 +46,7 @@ class FlightRecorder {
   // Sizes the ring (TUTTI_TRACE_CALLS) and joins the SIGUSR1 list.
   Status start(const Identity& who);
 
-  void begin(const CallSignature& call, bool onDevice);
+  void begin(const CallSignature& call, bool onDevice, const RecordedChoice& choice);
   void end(uint64_t sequence, Code result);
 
   // The calls held, oldest first, as JSON lines.
@@ -52,6 +63,9 @@ class FlightRecorder {
     std::atomic<int64_t> endTicks{0};    // 0: not ended
     std::atomic<int32_t> result{0};
     std::atomic<int32_t> onDevice{0};
+    std::atomic<const char*> algorithm{nullptr};
+    std::atomic<int32_t> nchannels{0};
+    std::atomic<float> predictedUs{0};
   };
   Identity who_;
   size_t capacity_ = 0;  // the calls it keeps

@@ -118,7 +118,8 @@ void SmallCalls::enter(Call& call) {
   if (call.entered) return;
   call.entered = true;
   context_.progress->enter(*call.signature);
-  context_.recorder->begin(*call.signature, false);
+  context_.recorder->begin(*call.signature, false,
+                           {algorithmName(Algorithm::kOneShot), 0, lastPredictedUs_.load(std::memory_order_relaxed)});
 }
 
 Status SmallCalls::awaitChunks(Call& call) {

@@ -22,6 +22,7 @@
 #include "src/comm/flight_recorder.h"
 #include "src/comm/host_block.h"
 #include "src/exec/executor.h"
+#include "src/plan/tuner.h"
 
 namespace tutti {
 
@@ -43,7 +44,7 @@ class SmallCalls {
 
   HostBlock& block() { return *block_; }
   // Whether the call runs here: a host call of tutti's user for which the
-  // cost model (`chosen()`, the algorithm) picks one-shot, each rank's input
+  // cost model (`chosen()`, its TuneChoice) picks one-shot, each rank's input
   // (reduce-scatter's whole input) within a slot. The last answer is kept
   // by the call's kind and size: a loop of one call asks the same, and the
   // model's answer never changes.
@@ -53,7 +54,9 @@ class SmallCalls {
     const uint64_t key = static_cast<uint64_t>(a.count * dtypeSize(a.dtype)) << 8 | static_cast<uint64_t>(a.collective) << 1;
     const uint64_t memo = lastTaken_.load(std::memory_order_relaxed);
     if ((memo & ~uint64_t{1}) == key) return memo & 1;
-    const bool taken = chosen() == Algorithm::kOneShot;
+    const TuneChoice choice = chosen();
+    const bool taken = choice.algorithm == Algorithm::kOneShot;
+    lastPredictedUs_.store(static_cast<float>(choice.predictedUs), std::memory_order_relaxed);
     lastTaken_.store(key | (taken ? 1 : 0), std::memory_order_relaxed);
     return taken;
   }
@@ -124,6 +127,7 @@ class SmallCalls {
   // takes()'s last answer: the call's bytes (a slot's at most) << 8 | its kind << 1 | taken.
   // Atomic: a non-blocking communicator's thread may ask beside the user's.
   std::atomic<uint64_t> lastTaken_{~uint64_t{0}};
+  std::atomic<float> lastPredictedUs_{0};  // the model's time for that call (the flight recorder's)
   std::vector<const void*> operands_;  // a call's chunks, one a rank
 };
 

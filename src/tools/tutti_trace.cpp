@@ -6,9 +6,11 @@
 // carry the last collective's number.
 //
 //   tutti-trace FILE...      (e.g. tutti-trace /tmp/trace.*.jsonl)
+//   tutti-trace --drift FILE...   the cost model's predictions beside the
+//                                 times taken (src/tools/trace_drift.h)
 //
-// Exit status: 0 when the ranks agree and all are level, 1 when they part,
-// 2 on bad input.
+// Exit status: 0 when the ranks agree and all are level (--drift: when
+// there were calls to compare), 1 when they part, 2 on bad input.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "src/common/json.h"
+#include "src/tools/trace_drift.h"
 
 namespace {
 
@@ -102,12 +105,14 @@ bool report(const std::string& id, const Comm& comm) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
-    std::fprintf(stderr, "usage: tutti-trace FILE...  (flight recorders written with TUTTI_TRACE_FILE)\n");
+  const bool drift = argc > 1 && std::string(argv[1]) == "--drift";
+  if (argc < 2 + drift || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
+    std::fprintf(stderr, "usage: tutti-trace [--drift] FILE...  (flight recorders written with TUTTI_TRACE_FILE)\n");
     return 2;
   }
   std::map<std::string, Comm> comms;
-  for (int i = 1; i < argc; ++i) {
+  tutti::DriftReport driftReport;
+  for (int i = 1 + drift; i < argc; ++i) {
     std::ifstream f(argv[i]);
     if (!f) {
       std::fprintf(stderr, "tutti-trace: cannot read %s\n", argv[i]);
@@ -122,6 +127,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       const tutti::Json& j = *parsed;
+      if (drift) {
+        driftReport.add(j);
+        continue;
+      }
       // Sends and receives involve two ranks and carry the last collective's
       // number: only collectives are compared across ranks.
       if (j["call"].asString() == "tuttiSend" || j["call"].asString() == "tuttiRecv") continue;
@@ -134,6 +143,11 @@ int main(int argc, char** argv) {
       comm.ranks[rank][static_cast<uint64_t>(j["seq"].asNumber())] =
           Call{j["signature"].asString(), j["result"].asString(), j["start_us"].asNumber()};
     }
+  }
+  if (drift) {
+    if (driftReport.print()) return 0;
+    std::fprintf(stderr, "tutti-trace: no priced call that ended well\n");
+    return 2;
   }
   if (comms.empty()) {
     std::fprintf(stderr, "tutti-trace: no records\n");

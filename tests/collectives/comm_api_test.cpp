@@ -1,8 +1,9 @@
 // The communicator API frameworks need: tuttiCommSplit (colors, keys,
 // TUTTI_SPLIT_NOCOLOR, nested), tuttiCommInitRankConfig (name, timeout,
 // non-blocking), non-blocking calls polled with tuttiCommGetAsyncError,
-// tuttiCommFinalize, and their argument errors. Results are checked element
-// by element against values each rank computes on its own.
+// tuttiCommFinalize, tuttiCommMemoryHeld, tuttiCommLastChoice, and their
+// argument errors. Results are checked element by element against values
+// each rank computes on its own.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -279,6 +281,74 @@ TEST(CommMemory, EightRanksOfAHostHoldUnder64MiBEachAfterEveryKindOfCall) {
     return "";
   };
   EXPECT_EQ(summarize(runRanks(n, body, loopbackEnv, 120)), "");
+}
+
+// What tuttiCommLastChoice says after a call of `count` floats, as a string
+// ("" when it answered what `want` asks; else what is wrong).
+struct ChoiceWanted {
+  unsigned long long sequence;
+  const char* algorithm;  // nullptr: any of the model's
+  int onHostBlock;
+};
+
+std::string checkLastChoice(tuttiComm_t comm, const ChoiceWanted& want, tuttiCallChoice_t* got) {
+  tuttiResult_t r = tuttiCommLastChoice(comm, got);
+  if (r != tuttiSuccess) return failed("tuttiCommLastChoice", r, comm);
+  const std::string said = "sequence " + std::to_string(got->sequence) + ", " + got->algorithm + ", host block " +
+                           std::to_string(got->onHostBlock) + ", " + std::to_string(got->nchannels) +
+                           " channel(s), predicted " + std::to_string(got->predictedUs) + " us";
+  if (got->sequence != want.sequence) return "want call #" + std::to_string(want.sequence) + ", got " + said;
+  if (want.algorithm && std::strcmp(got->algorithm, want.algorithm) != 0)
+    return std::string("want ") + want.algorithm + ", got " + said;
+  static const char* const kNames[] = {"ring", "tree", "oneshot", "rd", "twolevel", "hd"};
+  if (std::none_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return std::strcmp(n, got->algorithm) == 0; }))
+    return "not an algorithm of the model: " + said;
+  if (got->onHostBlock != want.onHostBlock) return "host block wrong: " + said;
+  if (got->predictedUs <= 0) return "no prediction: " + said;
+  if (got->onHostBlock ? got->nchannels != 0 || got->chunkBytes != 0 : got->nchannels < 1 || got->chunkBytes == 0)
+    return "channels or chunk wrong: " + said;
+  return "";
+}
+
+// The cost model's choice for the latest host collective, as the API gives
+// it: the host block's one-shot for a small all-reduce of one host, a
+// pipeline for 1 MiB, sends and receives leaving it; TUTTI_ALGO=ring forces
+// rings at every size. A NULL answer is refused.
+TEST(CommLastChoice, NamesTheModelsChoiceAndPredictionForTheLatestHostCall) {
+  for (const bool ringsOnly : {false, true}) {
+    auto body = [ringsOnly](const RankContext& ctx) -> std::string {
+      tuttiComm_t comm = nullptr;
+      tuttiResult_t r = tuttiCommInitRank(&comm, ctx.nranks, ctx.id, ctx.rank);
+      if (r != tuttiSuccess) return failed("init", r, nullptr);
+      tuttiCallChoice_t small{}, big{}, after{};
+      std::string f;
+      if ((r = tuttiCommLastChoice(comm, nullptr)) != tuttiInvalidArgument)
+        f = "a NULL choice gave " + std::string(tuttiGetErrorString(r));
+      if (f.empty() && (r = tuttiCommLastChoice(comm, &small)) != tuttiSuccess) f = failed("tuttiCommLastChoice", r, comm);
+      if (f.empty() && (small.sequence != 0 || small.algorithm[0] != 0 || small.predictedUs != 0))
+        f = "before any call it named call #" + std::to_string(small.sequence) + " " + small.algorithm;
+      if (f.empty()) f = checkAllReduce(comm, ctx.rank, {0, 1}, 2, true);
+      if (f.empty()) f = checkLastChoice(comm, {1, ringsOnly ? "ring" : "oneshot", ringsOnly ? 0 : 1}, &small);
+      if (f.empty()) f = checkAllReduce(comm, ctx.rank, {0, 1}, 1 << 17, true);  // 1 MiB of int64
+      if (f.empty()) f = checkLastChoice(comm, {2, ringsOnly ? "ring" : nullptr, 0}, &big);
+      if (f.empty() && big.predictedUs <= small.predictedUs)
+        f = "1 MiB predicted " + std::to_string(big.predictedUs) + " us, 16 B " + std::to_string(small.predictedUs);
+      std::vector<int> mine(100, ctx.rank), got(100);
+      tuttiGroupStart();
+      tuttiSend(mine.data(), mine.size(), tuttiInt32, 1 - ctx.rank, comm, nullptr);
+      tuttiRecv(got.data(), got.size(), tuttiInt32, 1 - ctx.rank, comm, nullptr);
+      if ((r = tuttiGroupEnd()) != tuttiSuccess && f.empty()) f = failed("send/recv", r, comm);
+      if (f.empty()) f = checkLastChoice(comm, {2, big.algorithm, 0}, &after);
+      tuttiCommDestroy(comm);
+      return f;
+    };
+    auto env = [ringsOnly](int rank) {
+      auto e = loopbackEnv(rank);
+      if (ringsOnly) e["TUTTI_ALGO"] = "ring";
+      return e;
+    };
+    EXPECT_EQ(summarize(runRanks(2, body, env, 120)), "") << (ringsOnly ? "TUTTI_ALGO=ring" : "the model's choice");
+  }
 }
 
 }  // namespace

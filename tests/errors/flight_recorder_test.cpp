@@ -1,7 +1,8 @@
 // The flight recorder and tutti-trace: every rank's last calls written as
-// JSON lines (on SIGUSR1, on the first error, at destroy), and the merge of
-// all ranks' files naming the first call at which they part and the rank
-// that is behind.
+// JSON lines (on SIGUSR1, on the first error, at destroy), with the cost
+// model's choice and prediction; the merge of all ranks' files naming the
+// first call at which they part and the rank that is behind; and --drift,
+// the predictions beside the times taken.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -61,6 +62,8 @@ TEST(FlightRecorder, SignalWritesTheLastCallsAndTheToolNamesTheRankBehind) {
     const size_t n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
     if (n != 8) return "SIGUSR1 wrote " + std::to_string(n) + " lines, not the last 8 calls: " + lines;
     if (lines.find("\"seq\": 20,") == std::string::npos) return "the last call is not in the record: " + lines;
+    if (lines.find("\"algorithm\": \"") == std::string::npos || lines.find("\"predicted_us\": ") == std::string::npos)
+      return "the cost model's choice is not in the record: " + lines;
     // Ranks 0 and 1 go on to call #21, which rank 2 never makes: they time out.
     if (ctx.rank == 2) std::this_thread::sleep_for(std::chrono::seconds(4));
     else if (tuttiAllReduce(buf.data(), buf.data(), buf.size(), tuttiFloat32, tuttiSum, comm, nullptr) == tuttiSuccess)
@@ -113,6 +116,64 @@ TEST(FlightRecorder, TheToolRefusesWhatIsNotARecord) {
   auto [out, status] = runTraceTool(dir + "/bad.jsonl");
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("line 1 is not a flight recorder record"), std::string::npos) << out;
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// The line of `out` holding `needle`, split at blanks ({} when none).
+std::vector<std::string> wordsOfLineWith(const std::string& out, const std::string& needle) {
+  const size_t at = out.find(needle);
+  if (at == std::string::npos) return {};
+  const size_t from = out.rfind('\n', at) + 1, to = out.find('\n', at);
+  std::istringstream line(out.substr(from, to - from));
+  std::vector<std::string> words;
+  for (std::string w; line >> w;) words.push_back(w);
+  return words;
+}
+
+TEST(FlightRecorder, DriftSetsEachKindOfCallsTimeBesideItsPrediction) {
+  const std::string dir = tempDir();
+  auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
+    tuttiComm_t comm = nullptr;
+    std::string err = initComm(ctx, &comm);
+    if (!err.empty()) return err;
+    std::vector<float> small(2, 1.0f), big(1 << 18, 1.0f);
+    for (int i = 0; i < 10; ++i) {
+      if (tuttiAllReduce(small.data(), small.data(), small.size(), tuttiFloat32, tuttiSum, comm, nullptr) ||
+          tuttiAllReduce(big.data(), big.data(), big.size(), tuttiFloat32, tuttiMax, comm, nullptr))
+        return tuttiGetLastError(comm);
+    }
+    tuttiGroupStart();  // priced by nothing: left out
+    tuttiSend(small.data(), small.size(), tuttiFloat32, 1 - ctx.rank, comm, nullptr);
+    tuttiRecv(big.data(), small.size(), tuttiFloat32, 1 - ctx.rank, comm, nullptr);
+    if (tuttiGroupEnd() != tuttiSuccess) return tuttiGetLastError(comm);
+    tuttiCommDestroy(comm);  // writes the record
+    return "";
+  }, [dir](int) {
+    return std::map<std::string, std::string>{{"TUTTI_SOCKET_IFNAME", "lo"}, {"TUTTI_TIMEOUT", "30"},
+                                              {"TUTTI_TRACE_FILE", dir + "/trace.%r.jsonl"}};
+  });
+  ASSERT_EQ(summarize(outcomes), "");
+  auto [out, status] = runTraceTool("--drift " + dir + "/trace.*.jsonl");
+  EXPECT_EQ(status, 0) << out;
+  // call, algorithm, channels, calls, predicted, took, predicted over took (and maybe a mark)
+  for (const std::string call : {"tuttiAllReduce(count 2 float, sum)", "tuttiAllReduce(count 262144 float, max)"}) {
+    std::vector<std::string> w = wordsOfLineWith(out, call);
+    ASSERT_GE(w.size(), 10u) << call << " has no row:\n" << out;
+    EXPECT_EQ(w[6], "10") << out;  // the signature is 4 words: the calls' count follows algorithm and channels
+    const double predicted = std::stod(w[7]), took = std::stod(w[8]), ratio = std::stod(w[9]);
+    EXPECT_GT(predicted, 0) << out;
+    EXPECT_GT(took, 0) << out;
+    EXPECT_NEAR(ratio, predicted / took, 0.01 + 0.02 * ratio) << out;  // as printed, rounded
+    EXPECT_EQ(w.size() > 10, ratio < 0.7 || ratio > 1.3) << "marked exactly when off by more than 30%:\n" << out;
+  }
+  EXPECT_EQ(out.find("tuttiSend"), std::string::npos) << out;
+  EXPECT_NE(out.find(" of 2 kind(s) of call within 30% of the prediction"), std::string::npos) << out;
+  // Records of sends alone hold nothing to compare.
+  std::ofstream(dir + "/sends.jsonl") << "{\"rank\": 0, \"nranks\": 2, \"comm\": \"1\", \"name\": \"\", \"seq\": 1, "
+                                         "\"call\": \"tuttiSend\", \"result\": \"ok\"}\n";
+  auto [none, noneStatus] = runTraceTool("--drift " + dir + "/sends.jsonl");
+  EXPECT_EQ(noneStatus, 2) << none;
+  EXPECT_NE(none.find("no priced call"), std::string::npos) << none;
   std::system(("rm -rf " + dir).c_str());
 }
 

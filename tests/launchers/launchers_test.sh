@@ -49,8 +49,10 @@ for coll in allgather broadcast reduce reducescatter sendrecv alltoall; do
 done
 json=$(mktemp) csv=$(mktemp)
 check "--json and --csv" "$perf" "${args[@]}" -np 2 --json "$json" --csv "$csv"
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["nranks"] == 2 and d["wrong"] == 0 and len(d["results"]) >= 4, d' "$json"
-grep -q '^collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong$' "$csv"
+# Every all-reduce row names the cost model's choice and prediction.
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["nranks"] == 2 and d["wrong"] == 0 and len(d["results"]) >= 4, d
+assert all(r["algorithm"] in ("hostblock", "ring", "tree", "oneshot", "rd", "twolevel", "hd") and r["predicted_us"] > 0 for r in d["results"]), d' "$json"
+grep -q '^collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbs,busbw_gbs,wrong,algorithm,channels,predicted_us$' "$csv"
 test "$(wc -l <"$csv")" -ge 5
 rm -f "$json" "$csv"
 echo "ok: JSON and CSV files are well formed"

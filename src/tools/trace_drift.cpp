@@ -1,0 +1,57 @@
+#include "src/tools/trace_drift.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace tutti {
+
+namespace {
+
+constexpr double kWithin = 0.3;  // what the model aims at: within 30% of the time taken
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+void DriftReport::add(const Json& j) {
+  if (!j.has("algorithm") || j["result"].asString() != "ok") return;
+  // took_us has the cycle counter's resolution; start and end are whole microseconds.
+  const double tookUs = j.has("took_us") ? j["took_us"].asNumber() : j["end_us"].asNumber() - j["start_us"].asNumber();
+  const std::string comm = j["comm"].asString();
+  names_[comm] = j["name"].asString();
+  const Kind kind{j["signature"].asString(), j["algorithm"].asString(), static_cast<int>(j["channels"].asNumber())};
+  Call& call = comms_[comm][kind][static_cast<uint64_t>(j["seq"].asNumber())];
+  call.rankUs.push_back(tookUs);
+  call.predictedUs = j["predicted_us"].asNumber();
+}
+
+bool DriftReport::print() const {
+  for (const auto& [comm, kinds] : comms_) {
+    const std::string& name = names_.at(comm);
+    std::printf("communicator %s%s: the cost model's prediction against the time taken (median over ranks, then over calls)\n",
+                comm.c_str(), name.empty() ? "" : (" (" + name + ")").c_str());
+    std::printf("  %-46s %-9s %3s %6s %12s %12s %8s\n", "call", "algorithm", "ch", "calls", "predicted us", "took us",
+                "pred/took");
+    int within = 0;
+    for (const auto& [kind, calls] : kinds) {
+      const auto& [signature, algorithm, channels] = kind;
+      std::vector<double> took;
+      for (const auto& [seq, c] : calls) took.push_back(tutti::median(c.rankUs));
+      const double predicted = calls.rbegin()->second.predictedUs, median = tutti::median(took);
+      const double ratio = median > 0 ? predicted / median : 0;
+      const bool close = ratio >= 1 - kWithin && ratio <= 1 + kWithin;
+      within += close;
+      const std::string ch = channels ? std::to_string(channels) : "-";
+      std::printf("  %-46s %-9s %3s %6zu %12.2f %12.2f %8.2f%s\n", signature.c_str(), algorithm.c_str(), ch.c_str(),
+                  calls.size(), predicted, median, ratio, close ? "" : "  off by more than 30%");
+    }
+    std::printf("  %d of %zu kind(s) of call within 30%% of the prediction\n", within, kinds.size());
+  }
+  return !comms_.empty();
+}
+
+}  // namespace tutti
