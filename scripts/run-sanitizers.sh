@@ -2,8 +2,9 @@
 # The test suite's sanitizer stage (scripts/run-tests.sh runs it after the
 # main suite; `scripts/run-sanitizers.sh asan` or `tsan` runs one half).
 #   asan: AddressSanitizer + UndefinedBehaviorSanitizer over the unit tests
-#         (the transport conformance suite among them), the error tests, and
-#         the collectives matrix for 2 and 3 ranks over shm and sockets.
+#         (the transport conformance suite and the reducers among them), the
+#         error tests, and the collectives matrix for 2 and 3 ranks over shm
+#         and sockets, with a dtype of each width (TUTTI_TEST_MATRIX=widths).
 #   tsan: ThreadSanitizer over what runs threads: the executor (planner
 #         tests drive it), the socket transport's helper threads (conformance
 #         and the socket matrix of 3 ranks with TUTTI_SOCKET_NTHREADS=2:
@@ -42,7 +43,7 @@ if [[ $which == all || $which == asan ]]; then
   export UBSAN_OPTIONS=print_stacktrace=1
   (cd build-asan &&
     ctest --output-on-failure --timeout 900 -L '^(unit|errors)$' &&
-    ctest --output-on-failure --timeout 900 -R 'MatchReference/(shm|socket)_[23]ranks')
+    TUTTI_TEST_MATRIX=widths ctest --output-on-failure --timeout 900 -R 'MatchReference/(shm|socket)_[23]ranks')
 fi
 
 if [[ $which == all || $which == tsan ]]; then

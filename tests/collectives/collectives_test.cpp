@@ -1,12 +1,14 @@
 // Every collective, dtype and op, over rank counts {1,2,3,4,5,8}, counts
 // {0,1,2,7,1023,2^20+3} and one of 64 MiB, in place and out of place, with
-// roots other than 0: over shared memory only, sockets only, and a mix (ranks
-// grouped two per fake host, so pairs inside a host use shm, others TCP),
-// and over UCX alone with UCX_TLS=tcp and with UCX_TLS=sm,self.
-// TUTTI_TEST_MATRIX=threads keeps every collective, count and placement but
-// only two dtypes and ops, and no 64 MiB call: ThreadSanitizer's stage
-// (scripts/run-sanitizers.sh) looks at what threads do, which neither
-// changes, and runs the whole matrix 10x slower.
+// roots other than 0: over shared memory only and sockets only. A mix (ranks
+// grouped two per fake host, so pairs inside a host use shm, others TCP) and
+// UCX alone (UCX_TLS=tcp, and sm,self) run every collective, count and
+// placement with one dtype of each element width and two ops: a transport
+// moves bytes, and the reductions, the executor's, are checked in full above.
+// TUTTI_TEST_MATRIX=widths asks the same of any mode (AddressSanitizer's
+// stage: the reducers' kernels are the unit tests'); TUTTI_TEST_MATRIX=threads
+// keeps two dtypes and no 64 MiB call (ThreadSanitizer's stage looks at what
+// threads do, which neither changes, and runs the whole matrix 10x slower).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -61,13 +63,19 @@ const size_t kSmallCounts[] = {0, 1, 2, 7, 1023};
 constexpr size_t kLargeCount = (1u << 20) + 3;
 constexpr size_t kHugeBytes = (64u << 20) + 4096;  // at least 64 MiB per buffer
 
-// Two widths and two reductions, one of them with a final division.
-const tuttiDataType_t kThreadTypes[] = {tuttiFloat32, tuttiFloat16};
-const tuttiRedOp_t kThreadOps[] = {tuttiSum, tuttiAvg};
+// How much of the dtype and op matrix a mode runs.
+enum class Breadth { kEvery, kWidths, kThreads };
 
-bool threadsOnly() {
+// One dtype of each element width, two of them, and two reductions, one with a final division.
+const tuttiDataType_t kWidthTypes[] = {tuttiInt8, tuttiFloat16, tuttiFloat32, tuttiFloat64};
+const tuttiDataType_t kThreadTypes[] = {tuttiFloat32, tuttiFloat16};
+const tuttiRedOp_t kFewOps[] = {tuttiSum, tuttiAvg};
+
+Breadth breadthFor(Mode mode) {
   const char* v = std::getenv("TUTTI_TEST_MATRIX");
-  return v != nullptr && std::strcmp(v, "threads") == 0;
+  if (v != nullptr && std::strcmp(v, "threads") == 0) return Breadth::kThreads;
+  if (v != nullptr && std::strcmp(v, "widths") == 0) return Breadth::kWidths;
+  return mode == Mode::kShm || mode == Mode::kSocket ? Breadth::kEvery : Breadth::kWidths;
 }
 
 bool reducing(Coll c) {
@@ -80,12 +88,12 @@ std::vector<Case> matrix(const Param& p) {
   uint64_t seed = 1;
   const Coll colls[] = {Coll::kAllReduce, Coll::kReduce,   Coll::kReduceScatter, Coll::kAllGather,
                         Coll::kBroadcast, Coll::kSendRecv, Coll::kAllToAll};
+  const Breadth breadth = breadthFor(p.mode);
   std::vector<tuttiDataType_t> types(std::begin(kTypes), std::end(kTypes));
   std::vector<tuttiRedOp_t> ops(std::begin(kOps), std::end(kOps));
-  if (threadsOnly()) {
-    types.assign(std::begin(kThreadTypes), std::end(kThreadTypes));
-    ops.assign(std::begin(kThreadOps), std::end(kThreadOps));
-  }
+  if (breadth == Breadth::kWidths) types.assign(std::begin(kWidthTypes), std::end(kWidthTypes));
+  if (breadth == Breadth::kThreads) types.assign(std::begin(kThreadTypes), std::end(kThreadTypes));
+  if (breadth != Breadth::kEvery) ops.assign(std::begin(kFewOps), std::end(kFewOps));
   for (Coll coll : colls) {
     for (tuttiDataType_t t : types) {
       for (tuttiRedOp_t op : ops) {
@@ -107,7 +115,7 @@ std::vector<Case> matrix(const Param& p) {
   }
   // At least 64 MiB in one call (not for ThreadSanitizer: the 2^20+3 count
   // already runs chunks through every thread, and 64 MiB took it minutes).
-  if (threadsOnly()) return cases;
+  if (breadth == Breadth::kThreads) return cases;
   size_t huge = kHugeBytes / 4;
   cases.push_back({Coll::kAllReduce, tuttiFloat32, tuttiSum, huge, false, 0, seed++});
   cases.push_back({Coll::kAllReduce, tuttiFloat32, tuttiSum, huge, true, 0, seed++});
