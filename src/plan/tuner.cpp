@@ -140,10 +140,9 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
   const double S = std::max(1.0, static_cast<double>(bytes));
   int p = 0;
   while (p + 1 < k.points && S > k.bytes[p + 1]) ++p;
-  if (S <= k.bytes[p]) return us * k.ratio[p];
-  // Past the last measured size, never cheaper than the model: a ratio
-  // below 1 there may be a cache's or a protocol's, not the size's.
-  if (p + 1 >= k.points) return us * std::max(1.0, k.ratio[p]);
+  // Past the last measured size its ratio holds: the model's shape carries
+  // on from the measured level.
+  if (S <= k.bytes[p] || p + 1 >= k.points) return us * k.ratio[p];
   const double f = std::log(S / k.bytes[p]) / std::log(k.bytes[p + 1] / k.bytes[p]);
   return us * (k.ratio[p] + f * (k.ratio[p + 1] - k.ratio[p]));
 }
