@@ -25,7 +25,7 @@ void DriftReport::add(const Json& j) {
   names_[comm] = j["name"].asString();
   const Kind kind{j["signature"].asString(), j["algorithm"].asString(), static_cast<int>(j["channels"].asNumber())};
   Call& call = comms_[comm][kind][static_cast<uint64_t>(j["seq"].asNumber())];
-  call.rankUs.push_back(tookUs);
+  call.rankUs[static_cast<int>(j["rank"].asNumber())] = tookUs;
   call.predictedUs = j["predicted_us"].asNumber();
 }
 
@@ -40,7 +40,11 @@ bool DriftReport::print() const {
     for (const auto& [kind, calls] : kinds) {
       const auto& [signature, algorithm, channels] = kind;
       std::vector<double> took;
-      for (const auto& [seq, c] : calls) took.push_back(tutti::median(c.rankUs));
+      for (const auto& [seq, c] : calls) {
+        std::vector<double> ranks;
+        for (const auto& [rank, us] : c.rankUs) ranks.push_back(us);
+        took.push_back(tutti::median(ranks));
+      }
       const double predicted = calls.rbegin()->second.predictedUs, median = tutti::median(took);
       const double ratio = median > 0 ? predicted / median : 0;
       const bool close = ratio >= 1 - kWithin && ratio <= 1 + kWithin;

@@ -29,7 +29,8 @@ class DriftReport {
   struct Call {
     // Each rank's time: the first to arrive waits for the others, the last
     // for no one; the median lies between, as a loop of calls sees them.
-    std::vector<double> rankUs;
+    // By rank: a recorder written twice (a signal, then destroy) repeats its calls.
+    std::map<int, double> rankUs;
     double predictedUs = 0;
   };
   std::map<std::string, std::map<Kind, std::map<uint64_t, Call>>> comms_;
