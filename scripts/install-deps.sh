@@ -4,6 +4,7 @@
 # PyPI (scripts/make-venv.sh). Run as root (or with sudo available).
 #   --list   prints the Debian package list, one a line, and installs nothing
 #            (scripts/check-deps.py checks the build against it).
+#   --debian installs Debian's packages only, not the Python environment.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
           libbenchmark-dev iproute2 python3
@@ -27,4 +28,4 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=900 install -y -q \
     --no-install-recommends "${missing[@]}" >&2
 fi
-"$(dirname "$0")/make-venv.sh"
+[[ ${1:-} == --debian ]] || "$(dirname "$0")/make-venv.sh"

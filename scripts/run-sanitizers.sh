@@ -16,9 +16,17 @@
 # Builds go to build-asan/ and build-tsan/: host code only (no CUDA, no
 # torch extension, no libnccl, no benchmarks), so each builds in minutes.
 # Every report fails its test; tests/tsan.supp holds the one suppression, justified.
+#   scripts/run-sanitizers.sh [all|asan|tsan] [build|test]
+# "build" only builds, "test" only runs (scripts/run-tests.sh builds while
+# the main suite runs, then tests); neither: both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
+phase=${2:-both}
+if [[ ! $which =~ ^(all|asan|tsan)$ || ! $phase =~ ^(build|test|both)$ ]]; then
+  echo "usage: $0 [all|asan|tsan] [build|test]" >&2
+  exit 2
+fi
 # hwloc's plugins (libhwloc-plugins, which Open MPI's packages pull in) leak
 # at dlclose, in frames LeakSanitizer cannot name: the sanitizer runs go
 # without them, as on a machine set up by install-deps.sh.
@@ -27,6 +35,7 @@ export HWLOC_PLUGINS_PATH=/nonexistent
 configure() {  # build dir, sanitizers, targets to build, extra cmake args
   local dir=$1 sanitize=$2 targets=$3
   shift 3
+  [[ $phase == test ]] && return 0
   # Line tables (-g1) name every frame of a report; full debug info made a
   # quarter of these builds' time.
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUTTI_SANITIZE="$sanitize" \
@@ -41,9 +50,9 @@ if [[ $which == all || $which == asan ]]; then
   configure build-asan address,undefined "unit_tests errors_test collectives_test"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
   export UBSAN_OPTIONS=print_stacktrace=1
-  (cd build-asan &&
-    ctest --output-on-failure --timeout 900 -L '^(unit|errors)$' &&
-    TUTTI_TEST_MATRIX=widths ctest --output-on-failure --timeout 900 -R 'MatchReference/(shm|socket)_[23]ranks')
+  [[ $phase == build ]] || (cd build-asan &&
+    ctest --output-on-failure --no-tests=error --timeout 900 -L '^(unit|errors)$' &&
+    TUTTI_TEST_MATRIX=widths ctest --output-on-failure --no-tests=error --timeout 900 -R 'MatchReference/(shm|socket)_[23]ranks')
 fi
 
 if [[ $which == all || $which == tsan ]]; then
@@ -55,8 +64,8 @@ if [[ $which == all || $which == tsan ]]; then
   # The kernel's large mmap randomization can break ThreadSanitizer's memory
   # layout: run without address randomization.
   tsan() { setarch "$(uname -m)" -R "$@"; }
-  (cd build-tsan &&
-    tsan ctest --output-on-failure --timeout 900 -R '(^Transports/Conformance|PlanSim\.|^Plans\.|^InProcess\.|^CommConfig\.)' &&
-    TUTTI_TEST_MATRIX=threads TUTTI_SOCKET_NTHREADS=2 tsan ctest --output-on-failure --timeout 900 \
+  [[ $phase == build ]] || (cd build-tsan &&
+    tsan ctest --output-on-failure --no-tests=error --timeout 900 -R '(^Transports/Conformance|PlanSim\.|^Plans\.|^InProcess\.|^CommConfig\.)' &&
+    TUTTI_TEST_MATRIX=threads TUTTI_SOCKET_NTHREADS=2 tsan ctest --output-on-failure --no-tests=error --timeout 900 \
       -R 'MatchReference/(socket|shm)_3ranks')
 fi

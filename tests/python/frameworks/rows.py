@@ -46,11 +46,14 @@ ROWS = [
 
 
 def by_names(names):
-    """Rows whose names contain any of the comma-separated words, all when empty."""
-    if not names:
-        return ROWS
-    words = [w.strip().lower() for w in names.split(",")]
-    return [r for r in ROWS if any(w in r.name.lower() for w in words)]
+    """Rows whose names contain any of the comma-separated words (all rows
+    when none is given) and none of the words written with a leading '-'."""
+    words = [w.strip().lower() for w in (names or "").split(",") if w.strip()]
+    wanted = [w for w in words if not w.startswith("-")]
+    unwanted = [w[1:] for w in words if w.startswith("-")]
+    return [r for r in ROWS
+            if (not wanted or any(w in r.name.lower() for w in wanted))
+            and not any(w in r.name.lower() for w in unwanted)]
 
 
 def free_port():
