@@ -7,7 +7,7 @@
 #   --debian installs Debian's packages only, not the Python environment.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libhwloc-dev hwloc googletest libgtest-dev
-          libbenchmark-dev iproute2 python3
+          libbenchmark-dev nlohmann-json3-dev iproute2 python3
           libucx-dev ucx-utils libibverbs-dev   # UCX transport; verbs headers (the library is dlopened)
           python3-dev python3-venv              # the torch.distributed backend (PyTorch: scripts/make-venv.sh)
           python3-matplotlib                    # bench/plot.py draws the figures

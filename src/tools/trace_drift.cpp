@@ -18,15 +18,16 @@ double median(std::vector<double> v) {
 }  // namespace
 
 void DriftReport::add(const Json& j) {
-  if (!j.has("algorithm") || j["result"].asString() != "ok") return;
+  if (!j.contains("algorithm") || jsonString(j, "result") != "ok") return;
   // took_us has the cycle counter's resolution; start and end are whole microseconds.
-  const double tookUs = j.has("took_us") ? j["took_us"].asNumber() : j["end_us"].asNumber() - j["start_us"].asNumber();
-  const std::string comm = j["comm"].asString();
-  names_[comm] = j["name"].asString();
-  const Kind kind{j["signature"].asString(), j["algorithm"].asString(), static_cast<int>(j["channels"].asNumber())};
-  Call& call = comms_[comm][kind][static_cast<uint64_t>(j["seq"].asNumber())];
-  call.rankUs[static_cast<int>(j["rank"].asNumber())] = tookUs;
-  call.predictedUs = j["predicted_us"].asNumber();
+  const double tookUs = j.contains("took_us") ? jsonNumber(j, "took_us")
+                                              : jsonNumber(j, "end_us") - jsonNumber(j, "start_us");
+  const std::string comm = jsonString(j, "comm");
+  names_[comm] = jsonString(j, "name");
+  const Kind kind{jsonString(j, "signature"), jsonString(j, "algorithm"), static_cast<int>(jsonNumber(j, "channels"))};
+  Call& call = comms_[comm][kind][static_cast<uint64_t>(jsonNumber(j, "seq"))];
+  call.rankUs[static_cast<int>(jsonNumber(j, "rank"))] = tookUs;
+  call.predictedUs = jsonNumber(j, "predicted_us");
 }
 
 bool DriftReport::print() const {

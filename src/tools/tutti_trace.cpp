@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     std::string line;
     for (int n = 1; std::getline(f, line); ++n) {
       if (line.empty()) continue;
-      auto parsed = tutti::Json::parse(line);
-      if (!parsed.ok() || !parsed->isObject()) {
+      auto parsed = tutti::parseJson(line);
+      if (!parsed.ok() || !parsed->is_object()) {
         std::fprintf(stderr, "tutti-trace: %s line %d is not a flight recorder record\n", argv[i], n);
         return 2;
       }
@@ -131,17 +131,20 @@ int main(int argc, char** argv) {
         driftReport.add(j);
         continue;
       }
+      using tutti::jsonNumber;
+      using tutti::jsonString;
       // Sends and receives involve two ranks and carry the last collective's
       // number: only collectives are compared across ranks.
-      if (j["call"].asString() == "tuttiSend" || j["call"].asString() == "tuttiRecv") continue;
-      Comm& comm = comms[j["comm"].asString()];
-      comm.name = j["name"].asString();
-      comm.nranks = static_cast<int>(j["nranks"].asNumber());
-      const int rank = static_cast<int>(j["rank"].asNumber());
-      comm.where[rank] = j["host"].asString() + " pid " + std::to_string(static_cast<long>(j["pid"].asNumber()));
+      const std::string call = jsonString(j, "call");
+      if (call == "tuttiSend" || call == "tuttiRecv") continue;
+      Comm& comm = comms[jsonString(j, "comm")];
+      comm.name = jsonString(j, "name");
+      comm.nranks = static_cast<int>(jsonNumber(j, "nranks"));
+      const int rank = static_cast<int>(jsonNumber(j, "rank"));
+      comm.where[rank] = jsonString(j, "host") + " pid " + std::to_string(static_cast<long>(jsonNumber(j, "pid")));
       // Several writes of one recorder overlap: the latest line of a call wins.
-      comm.ranks[rank][static_cast<uint64_t>(j["seq"].asNumber())] =
-          Call{j["signature"].asString(), j["result"].asString(), j["start_us"].asNumber()};
+      comm.ranks[rank][static_cast<uint64_t>(jsonNumber(j, "seq"))] =
+          Call{jsonString(j, "signature"), jsonString(j, "result"), jsonNumber(j, "start_us")};
     }
   }
   if (drift) {

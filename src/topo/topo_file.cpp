@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "src/common/config.h"
+#include "src/common/json.h"
 #include "src/common/log.h"
 #include "src/common/text_file.h"
 #include "src/topo/topology.h"
@@ -12,7 +13,7 @@ Result<TopoGraph> readTopologyFile(const std::string& path) {
   bool read = false;
   const std::string text = readTextFile(path, &read);
   if (!read) return InvalidArgument("cannot read topology file " + path);
-  auto json = Json::parse(text);
+  auto json = parseJson(text);
   if (!json.ok()) return json.status().withContext("topology file " + path);
   auto graph = TopoGraph::fromJson(json.value());
   if (!graph.ok()) return graph.status().withContext("topology file " + path);
@@ -20,7 +21,7 @@ Result<TopoGraph> readTopologyFile(const std::string& path) {
 }
 
 Status writeTopologyFile(const TopoGraph& graph, const std::string& path) {
-  if (!writeTextFile(path, graph.toJson().dump() + "\n")) return InvalidArgument("cannot write topology file " + path);
+  if (!writeTextFile(path, graph.toJson().dump(2) + "\n")) return InvalidArgument("cannot write topology file " + path);
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 
+#include "src/common/json.h"
 #include "src/topo/topology.h"
 
 namespace tutti {
@@ -99,79 +100,66 @@ double TopoGraph::pathBandwidth(const std::string& from, const std::string& to) 
 Json TopoGraph::toJson() const {
   Json nodes = Json::array();
   for (const auto& n : nodes_) {
-    Json j = Json::object();
-    j.set("id", n.id);
-    j.set("kind", topoKindName(n.kind));
-    if (!n.name.empty()) j.set("name", n.name);
-    if (!n.busId.empty()) j.set("busId", n.busId);
-    if (n.numa >= 0) j.set("numa", n.numa);
-    if (n.cores > 0) j.set("cores", n.cores);
+    Json j = {{"id", n.id}, {"kind", topoKindName(n.kind)}};
+    if (!n.name.empty()) j["name"] = n.name;
+    if (!n.busId.empty()) j["busId"] = n.busId;
+    if (n.numa >= 0) j["numa"] = n.numa;
+    if (n.cores > 0) j["cores"] = n.cores;
     if (n.kind == TopoKind::kNic) {
-      j.set("speedGbps", n.speedGbps);
-      Json addrs = Json::array();
-      for (const auto& a : n.addresses) addrs.push(a);
-      j.set("addresses", addrs);
+      j["speedGbps"] = n.speedGbps;
+      j["addresses"] = n.addresses;
     }
-    nodes.push(j);
+    nodes.push_back(std::move(j));
   }
   Json links = Json::array();
-  for (const auto& l : links_) {
-    Json j = Json::object();
-    j.set("a", l.a);
-    j.set("b", l.b);
-    j.set("kind", linkKindName(l.kind));
-    j.set("bandwidthGBs", l.bandwidthGBs);
-    links.push(j);
-  }
-  Json root = Json::object();
-  root.set("format", "tutti-topology-1");
-  root.set("nodes", nodes);
-  root.set("links", links);
-  return root;
+  for (const auto& l : links_)
+    links.push_back({{"a", l.a}, {"b", l.b}, {"kind", linkKindName(l.kind)}, {"bandwidthGBs", l.bandwidthGBs}});
+  return {{"format", "tutti-topology-1"}, {"nodes", std::move(nodes)}, {"links", std::move(links)}};
 }
 
 Result<TopoGraph> TopoGraph::fromJson(const Json& json) {
-  if (!json.isObject() || !json["nodes"].isArray())
+  if (!json.is_object() || !json.contains("nodes") || !json["nodes"].is_array())
     return InvalidArgument("a topology is an object with a \"nodes\" array (and \"links\")");
   TopoGraph g;
-  for (const Json& j : json["nodes"].items()) {
+  for (const Json& j : jsonArray(json, "nodes")) {
     TopoNode n;
-    n.id = j["id"].asString();
+    n.id = jsonString(j, "id");
     if (n.id.empty()) return InvalidArgument("topology node without an \"id\"");
+    const std::string kind = jsonString(j, "kind");
     bool known = false;
     for (const auto& e : kKindNames)
-      if (j["kind"].asString() == e.name) {
+      if (kind == e.name) {
         n.kind = e.kind;
         known = true;
       }
     if (!known)
-      return InvalidArgument("topology node " + n.id + ": unknown kind \"" + j["kind"].asString() +
+      return InvalidArgument("topology node " + n.id + ": unknown kind \"" + kind +
                              "\" (machine, package, numa, pci-switch, nic, gpu)");
-    n.name = j["name"].asString();
-    n.busId = j["busId"].asString();
-    n.numa = static_cast<int>(j["numa"].asNumber(-1));
-    n.cores = static_cast<int>(j["cores"].asNumber(0));
-    n.speedGbps = j["speedGbps"].asNumber(0);
-    for (const Json& a : j["addresses"].items()) n.addresses.push_back(a.asString());
+    n.name = jsonString(j, "name");
+    n.busId = jsonString(j, "busId");
+    n.numa = static_cast<int>(jsonNumber(j, "numa", -1));
+    n.cores = static_cast<int>(jsonNumber(j, "cores", 0));
+    n.speedGbps = jsonNumber(j, "speedGbps", 0);
+    for (const Json& a : jsonArray(j, "addresses"))
+      if (a.is_string()) n.addresses.push_back(a.get<std::string>());
     if (g.find(n.id)) return InvalidArgument("topology node id " + n.id + " appears twice");
     g.add(std::move(n));
   }
-  for (const Json& j : json["links"].items()) {
-    const std::string& a = j["a"].asString();
-    const std::string& b = j["b"].asString();
+  for (const Json& j : jsonArray(json, "links")) {
+    const std::string a = jsonString(j, "a"), b = jsonString(j, "b"), kindName = jsonString(j, "kind");
     if (!g.find(a) || !g.find(b))
       return InvalidArgument("topology link " + a + " - " + b + " names a node that does not exist");
     LinkKind kind = LinkKind::kLocal;
     bool known = false;
     for (const auto& e : kLinkNames)
-      if (j["kind"].asString() == e.name) {
+      if (kindName == e.name) {
         kind = e.kind;
         known = true;
       }
     if (!known)
-      return InvalidArgument("topology link " + a + " - " + b + ": unknown kind \"" +
-                             j["kind"].asString() + "\" (local, inter-socket, pci, nvlink)");
-    double bw = j["bandwidthGBs"].asNumber(0);
+      return InvalidArgument("topology link " + a + " - " + b + ": unknown kind \"" + kindName +
+                             "\" (local, inter-socket, pci, nvlink)");
+    double bw = jsonNumber(j, "bandwidthGBs", 0);
     if (bw <= 0) return InvalidArgument("topology link " + a + " - " + b + " needs bandwidthGBs > 0");
     g.links_.push_back({a, b, kind, bw});
   }

@@ -5,10 +5,10 @@
 // TUTTI_TOPO_DUMP_FILE.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>  // the whole header only where a file reads or writes JSON
 #include <string>
 #include <vector>
 
-#include "src/common/json.h"
 #include "src/common/status.h"
 
 namespace tutti {
@@ -50,8 +50,8 @@ class TopoGraph {
   // 0 when they are not connected.
   double pathBandwidth(const std::string& from, const std::string& to) const;
 
-  Json toJson() const;
-  static Result<TopoGraph> fromJson(const Json& json);
+  nlohmann::json toJson() const;
+  static Result<TopoGraph> fromJson(const nlohmann::json& json);
   // Human-readable, one node per line with its links.
   std::string describe() const;
 

@@ -20,6 +20,7 @@
 #include "src/plan/tree.h"
 #include "src/plan/tuner.h"
 #include "src/topo/nic_affinity.h"
+#include "src/common/json.h"
 #include "src/topo/topology.h"
 
 namespace tutti {
@@ -42,7 +43,7 @@ TEST(Topology, DetectsThisMachine) {
 TEST(Topology, JsonRoundTrip) {
   auto g = readTopologyFile(kSynthetic);
   ASSERT_TRUE(g.ok()) << g.status().message();
-  auto again = TopoGraph::fromJson(Json::parse(g->toJson().dump()).value());
+  auto again = TopoGraph::fromJson(parseJson(g->toJson().dump()).value());
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->toJson().dump(), g->toJson().dump());
 }
@@ -190,12 +191,12 @@ TEST(Topology, SyntheticMachine) {
 }
 
 TEST(Topology, BadFilesSayWhatIsWrong) {
-  auto bad = Json::parse("{\"nodes\": [ {\"id\": \"x\", \"kind\": \"toaster\"} ]}");
+  auto bad = parseJson("{\"nodes\": [ {\"id\": \"x\", \"kind\": \"toaster\"} ]}");
   ASSERT_TRUE(bad.ok());
   auto g = TopoGraph::fromJson(bad.value());
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("toaster"), std::string::npos);
-  auto syntax = Json::parse("{\"nodes\": [\n  {\"id\" \"x\"} ]}");
+  auto syntax = parseJson("{\"nodes\": [\n  {\"id\" \"x\"} ]}");
   ASSERT_FALSE(syntax.ok());
   EXPECT_NE(syntax.status().message().find("line 2"), std::string::npos) << syntax.status().message();
   EXPECT_FALSE(readTopologyFile("/nonexistent/topo.json").ok());
