@@ -27,7 +27,9 @@ if [[ $sanitizers != 0 ]]; then
   idle=(chrt --idle 0)
   "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
   # A session (and so a process group) of its own: stopped whole on exit.
-  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' lowest "${idle[@]}" \
+  # --wait: where setsid must fork (a shell with job control makes each job a
+  # group leader), it stays until the builds end, so the wait below is theirs.
+  setsid --wait bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' lowest "${idle[@]}" \
     scripts/run-sanitizers.sh all build >"$sanitizer_log" 2>&1 &
   sanitizer_build=$!
   trap '[[ -n $sanitizer_build ]] && kill -- -"$sanitizer_build" 2>/dev/null; true' EXIT
