@@ -13,7 +13,7 @@ its process group to be wrapped in its ErrorSwallowingProcessGroupWrapper: a
 call that fails (the replica died during it) then fails the step, which is
 not committed, instead of raising in DDP's hook.
 
-    python torchft_train.py [--steps 40] [--kill-step 5]
+    python torchft_train.py [--steps 40] [--kill-step 5] [--stagger SECONDS]
 """
 import argparse
 import os
@@ -36,6 +36,20 @@ def batch(torch, step, replica):
     g = torch.Generator().manual_seed(1000 * replica + step)
     x = torch.randn(8, FEATURES, generator=g)
     return x, torch.sin(x.sum(dim=1, keepdim=True))
+
+
+def start_together(out, replica, timeout=120):
+    """Waits until the other first-started replica is ready too. A replica
+    whose imports finished seconds before its peer's would otherwise commit
+    its first steps alone, and the kill step would no longer meet a replica 0
+    that is training beside it (a loaded CI machine showed that skew)."""
+    open(os.path.join(out, f"ready{replica}"), "w").close()
+    other = os.path.join(out, f"ready{1 - replica}")
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(other):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"replica {replica}: replica {1 - replica} was not ready within {timeout} s")
+        time.sleep(0.05)
 
 
 def replica_main(args):
@@ -67,6 +81,8 @@ def replica_main(args):
                       replica_id=f"tutti_ft_{replica}", timeout=timedelta(seconds=20), hostname="127.0.0.1")
     ddp = DistributedDataParallel(manager, model)
     opt = OptimizerWrapper(manager, optimizer)
+    if not restarted:
+        start_together(args.out, replica)
     participants, first_step, served = set(), None, 0
     while manager.current_step() < args.steps:
         opt.zero_grad()  # starts this step's quorum
@@ -117,7 +133,9 @@ def launch(args):
         command = [sys.executable, __file__, "--replica", "--out", out] + sys.argv[1:]
         return subprocess.Popen(command, env=env, start_new_session=True)
 
-    procs = [start(0), start(1)]
+    procs = [None, start(1)]
+    time.sleep(args.stagger)  # a loaded machine's skew between the replicas' starts
+    procs[0] = start(0)
     deadline = time.monotonic() + 240
     try:
         first = procs[1].wait(timeout=120)
@@ -160,6 +178,7 @@ if __name__ == "__main__":
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--kill-step", type=int, default=5)
     ap.add_argument("--pace", type=float, default=0.2, help="seconds a replica sleeps after each step")
+    ap.add_argument("--stagger", type=float, default=0, help="seconds replica 0 starts after replica 1")
     ap.add_argument("--replica", action="store_true")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
