@@ -7,7 +7,9 @@ RAW/RATE holds LAYOUT/passN/tutti.csv (tutti-perf --csv, with the cost
 model's algorithm, channels and predicted time per size).
 """
 import glob
+import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -30,6 +32,7 @@ def main():
              "reports each size's choice and prediction; each launch measured its links at init for itself."
              % ("links shaped to %s each way" % rate if rate != "none" else "veth links as they are")]
     within = pairs = 0
+    ratios = []
     for layout in sorted(os.listdir(raw)):
         passes = sorted(glob.glob(os.path.join(raw, layout, "pass*")))
         data = [{"tutti": across_nodes.read(os.path.join(p, "tutti.csv"))} for p in passes]
@@ -44,7 +47,14 @@ def main():
                     t, _, _, c = d["tutti"][size]
                     pairs += 1
                     within += abs(c[2] / t - 1) <= 0.3
+                    ratios.append(c[2] / t)
     lines.append("\nIn all: predictions within 30%% of the time taken at %d of %d sizes and passes." % (within, pairs))
+    if ratios:
+        # Whether the misses lean one way (a bias of the model or of init's
+        # measurement) or both (the machine's drift between init and the calls).
+        lines.append("Predicted under 0.7x the time at %d, over 1.3x at %d; geometric mean of predicted / measured %.2f."
+                     % (sum(r < 0.7 for r in ratios), sum(r > 1.3 for r in ratios),
+                        math.exp(statistics.mean(math.log(r) for r in ratios))))
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote %s" % out)
