@@ -27,7 +27,7 @@ std::tuple<double, double, bool, double, double> termsOf(const TuneContext& t, s
 // whole block each round; kHalvingDoubling halves it, then doubles back.
 double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, bool halving) {
   const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
-  const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBlocks * kOneShotSlotBytes) * t.ranksPerNode;
+  const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBytes) * t.ranksPerNode;
   // The one-shot channel's connections exist up to kOneShotMaxRanks.
   if (!multiNode || !t.nodesAlike || (!halving && t.ranksPerNode < 2) || n > kOneShotMaxRanks || S > maxBytes)
     return 1e30;
@@ -109,9 +109,9 @@ double oneShotCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, 
 // every rank sends the whole buffer, a node's ranks at once over its link.
 double recursiveDoublingCostUs(const TuneContext& t, Collective, size_t bytes, int nch, size_t chunk) {
   const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
-  // Past a couple of the one-shot channel's slots a round is a train of
-  // chunk hand-overs, each a wake-up where ranks share cores.
-  constexpr double kMaxBytes = 2.0 * kOneShotSlotBytes;
+  // Past 64 KiB a round is a train of chunk hand-overs, each a wake-up
+  // where ranks share cores.
+  constexpr double kMaxBytes = 64 << 10;
   if (!multiNode || n > kOneShotMaxRanks || S > kMaxBytes) return 1e30;
   int p2 = 1, rounds = 0;
   while (p2 * 2 <= t.nranks) {

@@ -140,9 +140,15 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
   const double S = std::max(1.0, static_cast<double>(bytes));
   int p = 0;
   while (p + 1 < k.points && S > k.bytes[p + 1]) ++p;
-  // Past the last measured size its ratio holds: the model's shape carries
-  // on from the measured level.
-  if (S <= k.bytes[p] || p + 1 >= k.points) return us * k.ratio[p];
+  if (S <= k.bytes[p]) return us * k.ratio[p];
+  // Past the last measured size the model's shape carries on from the
+  // measured level, its increments no faster than the model's own rate: a
+  // call the sockets' buffers hold can beat the link's measured rate, a
+  // longer one cannot.
+  if (p + 1 >= k.points) {
+    const double atLast = predictUs(t, c, static_cast<size_t>(k.bytes[p]), a, nch, chunk);
+    return atLast * k.ratio[p] + (us - atLast) * std::max(1.0, k.ratio[p]);
+  }
   const double f = std::log(S / k.bytes[p]) / std::log(k.bytes[p + 1] / k.bytes[p]);
   return us * (k.ratio[p] + f * (k.ratio[p + 1] - k.ratio[p]));
 }

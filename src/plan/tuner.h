@@ -28,10 +28,10 @@ class AlgoFilter {
   uint8_t allowed_[kNumCollectives];  // bit per Algorithm
 };
 
-// The two-level all-reduce sends at most this many one-shot slots of data
-// per rank and round across nodes (past that a round is a train of chunk
-// hand-overs, and pipelines take over).
-constexpr double kTwoLevelMaxBlocks = 2;
+// The two-level all-reduce sends at most this much per rank of a node and
+// round across nodes (past that a round is a train of chunk hand-overs, and
+// pipelines take over).
+constexpr double kTwoLevelMaxBytes = 64 << 10;
 // Recursive halving and doubling across nodes: at most this much a rank of
 // a node. Where a node's link limits it wins at any size (2 x 2 ranks on
 // 4 Gbit/s links: 16 MiB in 41 ms where rings took 53), so the model
