@@ -3,9 +3,10 @@
 
   bench/across_nodes.py RAW OUT [ARGS]
 
-RAW holds RATE/LAYOUT/passN/{tutti,openmpi,gloo}.csv; OUT gets across_nodes.md
-and one PNG per rate and layout (bench/plot.py). Times are medians over the
-passes; the ratio column gives tutti's time over Open MPI's in each pass.
+RAW holds RATE/LAYOUT/passN/{tutti,openmpi,gloo,tutti_peers}.csv; OUT gets
+across_nodes.md and one PNG per rate and layout (bench/plot.py). Times are
+medians over the passes; the ratio column gives tutti's time over Open MPI's
+in each pass. tutti_peers is tutti timed by the peers' own program.
 """
 import csv
 import glob
@@ -16,8 +17,8 @@ import subprocess
 import sys
 
 SIZES = [8, 64, 512, 4 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-LIBS = ["tutti", "openmpi", "gloo"]
-NAMES = {"tutti": "tutti", "openmpi": "Open MPI", "gloo": "Gloo"}
+LIBS = ["tutti", "openmpi", "gloo", "tutti_peers"]
+NAMES = {"tutti": "tutti", "openmpi": "Open MPI", "gloo": "Gloo", "tutti_peers": "tutti, peers' timing"}
 
 
 def size_label(b):
@@ -63,9 +64,10 @@ def section(raw, rate, layout, out_dir, lines):
     nodes, per = layout.split("x")
     shaped = "links shaped to %s each way (tc tbf)" % rate if rate != "none" else "veth links as they are"
     lines.append("\n## %s nodes x %s ranks, %s\n" % (nodes, per, shaped))
-    lines.append("| size | tutti | Open MPI | Gloo | tutti / Open MPI (per pass) | busbw GB/s: tutti / Open MPI / Gloo |")
-    lines.append("| --- | --- | --- | --- | --- | --- |")
-    behind, below_gloo, wrong = [], [], 0
+    lines.append("| size | tutti | Open MPI | Gloo | tutti / Open MPI (per pass) | busbw GB/s: tutti / Open MPI / Gloo "
+                 "| tutti, peers' timing (busbw) |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- |")
+    behind, below_gloo, peers_below_gloo, wrong = [], [], [], 0
     link = link_gbps(rate)
     for size in SIZES:
         med = {}
@@ -76,17 +78,22 @@ def section(raw, rate, layout, out_dir, lines):
         ratios = [d["tutti"][size][0] / d["openmpi"][size][0] for d in data
                   if size in d["tutti"] and size in d["openmpi"] and d["openmpi"][size][0] > 0]
         cell = lambda lib: fmt_us(med[lib][0]) if med[lib] else "-"
-        bw = " / ".join("%.3f" % med[lib][1] if med[lib] else "-" for lib in LIBS)
-        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+        bw = " / ".join("%.3f" % med[lib][1] if med[lib] else "-" for lib in LIBS[:3])
+        same = "%s (%.3f)" % (cell("tutti_peers"), med["tutti_peers"][1]) if med["tutti_peers"] else "-"
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             size_label(size), cell("tutti"), cell("openmpi"), cell("gloo"),
-            " / ".join("%.2fx" % r for r in ratios) or "-", bw))
+            " / ".join("%.2fx" % r for r in ratios) or "-", bw, same))
         if ratios and min(ratios) > 1:
             behind.append(size_label(size))
         if med["tutti"] and med["gloo"] and med["tutti"][1] < med["gloo"][1]:
             below_gloo.append(size_label(size))
+        if med["tutti_peers"] and med["gloo"] and med["tutti_peers"][1] < med["gloo"][1]:
+            peers_below_gloo.append(size_label(size))
     lines.append("")
     lines.append("- Sizes where tutti took longer than Open MPI in every pass: %s." % (", ".join(behind) or "none"))
     lines.append("- Sizes where tutti's busbw is below Gloo's (medians): %s." % (", ".join(below_gloo) or "none"))
+    if any(d["tutti_peers"] for d in data):
+        lines.append("- The same, tutti timed by the peers' program: %s." % (", ".join(peers_below_gloo) or "none"))
     if link:
         big = [d["tutti"][s][1] for d in data for s in SIZES if s >= 16 << 20 and s in d["tutti"]]
         # All-reduce moves 2(n-1)/n of the buffer over each rank's share of its node's link.
@@ -157,7 +164,8 @@ def main():
              "`TUTTI_SOCKET_IFNAME=data0` set); Open MPI 4.1 (`btl self,vader,tcp`, `--oversubscribe",
              "--mca mpi_yield_when_idle 1`) and Gloo (TCP full mesh) through bench/peers/allreduce_ranks.cpp.",
              "tutti-perf gives the mean of back-to-back calls; the peers the median of 5-25 batches",
-             "(slowest rank). Times are medians over the passes."]
+             "(slowest rank); the last column times tutti with the peers' program (its own choices, the",
+             "same method), run after them in each pass. Times are medians over the passes."]
     failures = os.path.join(raw, "failures")
     if os.path.exists(failures):
         lines.append("\nFailed runs: " + "; ".join(open(failures).read().split("\n")).strip("; "))

@@ -18,7 +18,9 @@
 #   of its own (so session and vader directories are the node's), --mca btl
 #   self,vader,tcp over data0, and told that ranks outnumber cores
 #   (--oversubscribe --mca mpi_yield_when_idle 1);
-# - Gloo: one process per rank, a TCP pair between every two ranks.
+# - Gloo: one process per rank, a TCP pair between every two ranks;
+# - tutti once more, through the peers' program (as tutti-perf, launcher
+#   variables and the interface only), so its times are taken as theirs are.
 # Peers: bench/peers/allreduce_ranks.cpp (../shared/peers' timing method).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +70,22 @@ run_tutti() {
   return $rc
 }
 
+# run_tutti_peers NODES PER CSV: tutti through the peers' program.
+run_tutti_peers() {
+  local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) pids=() rc=0 r
+  port=$((port + 1))
+  for ((r = n - 1; r >= 0; r--)); do
+    local to=/dev/null
+    [ $r = 0 ] && to=$csv
+    ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
+      LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 \
+      "$raw/bin/allreduce_ranks_tutti" tcp >"$to" 2>"$csv.$r.log" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  return $rc
+}
+
 # run_openmpi NODES PER CSV
 run_openmpi() {
   local nodes=$1 per=$2 csv=$3 i
@@ -104,7 +122,7 @@ for rate in $RATES; do
     for pass in $(seq 1 "$PASSES"); do
       dir=$raw/$rate/$layout/pass$pass
       mkdir -p "$dir"
-      for lib in tutti openmpi gloo; do
+      for lib in tutti openmpi gloo tutti_peers; do
         echo "== $rate $layout pass $pass: $lib" >&2
         "run_$lib" "$nodes" "$per" "$dir/$lib.csv" || echo "FAILED: $lib $rate $layout pass $pass" | tee -a "$raw/failures" >&2
       done

@@ -1,6 +1,7 @@
 // Float32 sum all-reduce, one process per rank, for runs across nodes
 // (bench/across_nodes.sh): Open MPI when built with mpicxx, Gloo with
-// -DWITH_GLOO. Timed with the peers' method (../shared/peers/bench_common.h:
+// -DWITH_GLOO, tutti with -DWITH_TUTTI (its own choices, so that tutti can
+// be timed exactly as the peers are). Timed with the peers' method (../shared/peers/bench_common.h:
 // batches of back-to-back calls, the slowest rank's, the median batch);
 // every size's result is checked element by element once after timing.
 //
@@ -9,6 +10,7 @@
 //     Gloo: rendezvous through a FileStore in STORE_DIR (a directory all
 //     ranks see), the TCP device bound to HOST (the rank's node address),
 //     a full mesh of TCP pairs.
+//   allreduce_ranks_tutti LABEL                        (launcher variables)
 // Rank 0 prints CSV rows (bench_common.h's columns), LABEL as the transport.
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +20,9 @@
 
 #include "bench_common.h"
 
-#ifdef WITH_GLOO
+#if defined(WITH_TUTTI)
+#include <tutti/tutti.h>
+#elif defined(WITH_GLOO)
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -68,7 +72,36 @@ void run(bench::Comm& c, const char* peer, const std::string& label, AllReduce a
 
 }  // namespace
 
-#ifdef WITH_GLOO
+#if defined(WITH_TUTTI)
+int main(int argc, char** argv) {
+  tuttiComm_t comm;
+  if (tuttiCommInitFromEnv(&comm) != tuttiSuccess) {
+    std::fprintf(stderr, "tuttiCommInitFromEnv: %s\n", tuttiGetLastError(nullptr));
+    return 1;
+  }
+  bench::Comm c;
+  tuttiCommUserRank(comm, &c.rank);
+  tuttiCommCount(comm, &c.size);
+  auto must = [&](tuttiResult_t r) {
+    if (r != tuttiSuccess) throw std::runtime_error(tuttiGetLastError(comm));
+  };
+  c.barrier = [&] { must(tuttiBarrier(comm, nullptr)); };
+  c.max_all = [&](std::vector<double>& v) {
+    must(tuttiAllReduce(v.data(), v.data(), v.size(), tuttiFloat64, tuttiMax, comm, nullptr));
+  };
+  int rc = 0;
+  try {
+    run(c, "tutti", argc > 1 ? argv[1] : "default", [&](float* in, float* out, size_t count) {
+      must(tuttiAllReduce(in, out, count, tuttiFloat32, tuttiSum, comm, nullptr));
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", c.rank, e.what());
+    rc = 1;
+  }
+  tuttiCommDestroy(comm);
+  return rc;
+}
+#elif defined(WITH_GLOO)
 int main(int argc, char** argv) {
   if (argc != 6) {
     std::fprintf(stderr, "usage: %s LABEL RANK SIZE STORE_DIR HOST\n", argv[0]);
