@@ -1,7 +1,7 @@
 // Float32 sum all-reduce, one process per rank, for runs across nodes
 // (bench/across_nodes.sh): Open MPI when built with mpicxx, Gloo with
-// -DWITH_GLOO, tutti with -DWITH_TUTTI (its own choices, so that tutti can
-// be timed exactly as the peers are). Timed with the peers' method (../shared/peers/bench_common.h:
+// -DWITH_GLOO, tutti with -DWITH_TUTTI (its own choices: tutti timed exactly
+// as the peers are). Timed with the peers' method (../shared/peers/bench_common.h:
 // batches of back-to-back calls, the slowest rank's, the median batch);
 // every size's result is checked element by element once after timing.
 //

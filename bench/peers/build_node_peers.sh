@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the across-nodes peers (bench/peers/allreduce_ranks.cpp) into OUT:
-# allreduce_ranks_mpi (Open MPI) and allreduce_ranks_gloo (Gloo), and
-# allreduce_ranks_tutti against TUTTI_BUILD's libtutti when it has one (tutti
-# timed exactly as the peers are), installing
-# Open MPI's and Gloo's headers first when missing (no build step or test of
-# tutti needs them). The timing method is the peers' (../shared/peers).
+# allreduce_ranks_mpi (Open MPI), allreduce_ranks_gloo (Gloo) and, against
+# TUTTI_BUILD's libtutti when it has one, allreduce_ranks_tutti (tutti timed
+# exactly as the peers are), installing Open MPI's and Gloo's headers first
+# when missing (no build step or test of tutti needs them). The timing
+# method is the peers' (../shared/peers).
 #   bench/peers/build_node_peers.sh OUT [PEERS_DIR]   (TUTTI_BUILD: default build/)
 set -euo pipefail
 out=${1:?usage: build_node_peers.sh OUT [PEERS_DIR]}
