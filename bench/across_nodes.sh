@@ -53,6 +53,16 @@ EOF
 chmod +x "$raw/netns_rsh"
 
 port=$((31000 + RANDOM % 1000))
+# as_rank R N PER CMD...: CMD as rank R of N (PER a node, in blocks) in its
+# node, with torchrun's variables and the interface; CMD may start with
+# more VAR=VALUE.
+as_rank() {
+  local r=$1 n=$2 per=$3
+  shift 3
+  ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
+    LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 "$@"
+}
+
 # run_tutti NODES PER CSV [ENV...]
 run_tutti() {
   local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) pids=() rc=0 r
@@ -61,9 +71,7 @@ run_tutti() {
   for ((r = n - 1; r >= 0; r--)); do
     local out=()
     [ $r = 0 ] && out=(--csv "$csv")
-    ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-      LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 "$@" \
-      "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 "${out[@]}" >"$csv.$r.log" 2>&1 &
+    as_rank $r $n $per "$@" "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 "${out[@]}" >"$csv.$r.log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
@@ -77,9 +85,7 @@ run_tutti_peers() {
   for ((r = n - 1; r >= 0; r--)); do
     local to=/dev/null
     [ $r = 0 ] && to=$csv
-    ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-      LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 \
-      "$raw/bin/allreduce_ranks_tutti" tcp >"$to" 2>"$csv.$r.log" &
+    as_rank $r $n $per "$raw/bin/allreduce_ranks_tutti" tcp >"$to" 2>"$csv.$r.log" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
