@@ -30,7 +30,7 @@ constexpr AlgorithmEntry kTable[] = {
     {Algorithm::kRecursiveDoubling, "rd", kAllReduceOnly, true, false, recursiveDoublingCostUs,
      planRecursiveDoublingChannel, nullptr, {4 << 10, 32 << 10}},
     {Algorithm::kTwoLevel, "twolevel", kAllReduceOnly, true, false, twoLevelCostUs, planTwoLevelChannel, nullptr,
-     {16 << 10, 64 << 10}},
+     {64 << 10, 1 << 20}},
     {Algorithm::kHalvingDoubling, "hd", kAllReduceOnly, true, false, halvingDoublingCostUs, planTwoLevelChannel,
      nullptr, {64 << 10, 1 << 20}},
     {Algorithm::kOrdered, "ordered", kReductions, false, false, nullptr, planOrderedChannel, orderedScratch, {0, 0}},

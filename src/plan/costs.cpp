@@ -27,7 +27,7 @@ std::tuple<double, double, bool, double, double> termsOf(const TuneContext& t, s
 // whole block each round; kHalvingDoubling halves it, then doubles back.
 double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, bool halving) {
   const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
-  const double maxBytes = (halving ? kHalvingDoublingMaxBytes : kTwoLevelMaxBytes) * t.ranksPerNode;
+  const double maxBytes = kTwoLevelMaxBytes * t.ranksPerNode;
   // The one-shot channel's connections exist up to kOneShotMaxRanks.
   if (!multiNode || !t.nodesAlike || (!halving && t.ranksPerNode < 2) || n > kOneShotMaxRanks || S > maxBytes)
     return 1e30;
@@ -45,7 +45,11 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
   const double sent = foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
   const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
   const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
-  const double chunksNet = netRounds * ceilDiv(block / (halving ? 2 : 1), chunkEff);
+  // The folds move whole blocks; halving's rounds a half, a quarter, ... of
+  // it, then as much again doubling back.
+  double chunksNet = foldRounds * ceilDiv(block, chunkEff);
+  for (int k = 1; k <= pairRounds; ++k)
+    chunksNet += halving ? 2 * ceilDiv(block / (1 << k), chunkEff) : ceilDiv(block, chunkEff);
   const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
   const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
   const double intraTime = 2 * (S - block) / bytesPerUs(t.intra.channelGBs);  // halving, doubling back

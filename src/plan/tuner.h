@@ -28,15 +28,14 @@ class AlgoFilter {
   uint8_t allowed_[kNumCollectives];  // bit per Algorithm
 };
 
-// The two-level all-reduce sends at most this much per rank of a node and
-// round across nodes (past that a round is a train of chunk hand-overs, and
-// pipelines take over).
-constexpr double kTwoLevelMaxBytes = 64 << 10;
-// Recursive halving and doubling across nodes: at most this much a rank of
-// a node. Where a node's link limits it wins at any size (2 x 2 ranks on
-// 4 Gbit/s links: 16 MiB in 41 ms where rings took 53), so the model
-// decides up to the sizes the calibration's shape still covers.
-constexpr double kHalvingDoublingMaxBytes = 64 << 20;
+// The two-level all-reduces (two_level_plan.cpp) send at most this much a
+// rank of a node. Where a node's link limits they win at any size (2 x 2
+// ranks on 4 Gbit/s links: 16 MiB in 41 ms where rings took 53), so the
+// model decides up to the sizes the calibration's shape still covers.
+// Swapping whole blocks across two nodes moves what halving and doubling
+// moves in one round instead of two (2 x 2 on veth, 4 MiB: 8.9-9.3 ms
+// against 10.7-12.7); past two nodes it moves more, and the model weighs it.
+constexpr double kTwoLevelMaxBytes = 64 << 20;
 
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at
 // 64 KiB): the host block's copies.
