@@ -65,6 +65,16 @@ class SendConnection {
     (void)bytes;
     return InternalError("this transport cannot send by reference");
   }
+  // The same, followed by an 8-byte tag the connection keeps (the one-shot
+  // channel's call signature): the peer receives one chunk of bytes + 8,
+  // and the bytes never pass through a slot.
+  virtual bool sendsTaggedByReference() const { return false; }
+  virtual Status postTaggedReference(const void* data, size_t bytes, uint64_t tag) {
+    (void)data;
+    (void)bytes;
+    (void)tag;
+    return InternalError("this transport cannot send a tagged chunk by reference");
+  }
   // Moves pending bytes (socket) without blocking.
   virtual Status progress() = 0;
   // True when everything posted has left this process.

@@ -216,8 +216,13 @@ Status Run::doChunk(const Cursor& c, const Step& s, size_t offset, const void* r
   }
   if (!stepSends(s.kind)) return Status::Ok();
   // Sent by reference, the bytes must not change until flushed: inputs are
-  // read-only here, and an output chunk is written once per call.
-  if (payload && c.send->sendsByReference() && !w.tag) return c.send->postReference(payload, bytes);
+  // read-only here, and an output chunk is written once per call (rings,
+  // trees), or not before the peer has it (ChannelProgram::sentBytesStay).
+  if (payload && c.send->sendsByReference()) {
+    if (!w.tag) return c.send->postReference(payload, bytes);
+    if (c.program->sentBytesStay && c.send->sendsTaggedByReference())
+      return c.send->postTaggedReference(payload, bytes, w.tag);
+  }
   if (payload) reducer_.copy(sendBuf, payload, bytes);
   if (!w.tag) return c.send->post(bytes);
   std::memcpy(static_cast<char*>(sendBuf) + bytes, &w.tag, kChunkTagBytes);

@@ -88,6 +88,12 @@ struct ChannelProgram {
   // connection's slots allow: an exchange of many chunks keeps several in
   // flight instead of one at a time.
   bool sendsAhead = false;
+  // No byte a step sends is written again by this call before the peer it
+  // went to has it (a later write waits on a chunk that needed it), so a
+  // transport may send tagged chunks straight from the buffers
+  // (SendConnection::postTaggedReference). Not so where a round sends a
+  // range and adds the peer's into it (recursive doubling).
+  bool sentBytesStay = false;
 };
 
 constexpr int kP2PChannel = -1;

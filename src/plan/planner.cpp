@@ -18,6 +18,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     ch.steps.clear();
     ch.phaseStarts.clear();
     ch.sendsAhead = false;
+    ch.sentBytesStay = false;
     if (r.collective == Collective::kSend)
       addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
     else

@@ -62,6 +62,7 @@ ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   p.steps.clear();
   p.phaseStarts.clear();
   p.sendsAhead = false;
+  p.sentBytesStay = false;
   return p;
 }
 

@@ -92,6 +92,9 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
   const int node = layout.nodeOf(r.rank), local = layout.localIndex(r.rank);
   ChannelProgram& program = newProgram(plan, kOneShotChannel, used);
   program.sendsAhead = true;  // each swap's send leads its phase
+  // Halving gives away the half it keeps no more, and what comes back into
+  // it is what the partner made of it.
+  program.sentBytesStay = halveAcross;
   TwoLevelSteps steps(&program, r.elemSize);
   auto localRank = [&](int l) { return layout.ranksOf(node)[l]; };
   auto onNode = [&](int m) { return layout.ranksOf(m)[local]; };

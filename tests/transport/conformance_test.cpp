@@ -215,7 +215,8 @@ class Conformance : public ::testing::TestWithParam<std::string> {
   }
 
   // Posts `bytes` of pattern `seed` (by reference every third chunk when the
-  // transport can); false while no slot is free.
+  // transport can, every other of those with its last 8 bytes as the tag
+  // where it sends tags); false while no slot is free.
   bool trySend(size_t bytes, uint32_t seed, std::vector<std::vector<char>>* keep) {
     size_t cap = 0;
     void* slot = p_.send->acquire(&cap);
@@ -225,7 +226,13 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<char>((seed * 131 + i * 7) & 0xff);
     if (p_.send->sendsByReference() && seed % 3 == 0) {
       keep->push_back(std::move(data));  // must outlive the send
-      EXPECT_TRUE(p_.send->postReference(keep->back().data(), bytes).ok());
+      uint64_t tag = 0;
+      if (p_.send->sendsTaggedByReference() && seed % 2 == 1 && bytes >= sizeof(tag)) {
+        std::memcpy(&tag, keep->back().data() + bytes - sizeof(tag), sizeof(tag));
+        EXPECT_TRUE(p_.send->postTaggedReference(keep->back().data(), bytes - sizeof(tag), tag).ok());
+      } else {
+        EXPECT_TRUE(p_.send->postReference(keep->back().data(), bytes).ok());
+      }
     } else {
       write(slot, data);
       EXPECT_TRUE(p_.send->post(bytes).ok());

@@ -128,20 +128,39 @@ void* SocketSendConnection::acquire(size_t* capacity, uint32_t ahead) {
 }
 
 Status SocketSendConnection::post(size_t bytes) {
-  return postReference(slots_.data() + (posted_.load(std::memory_order_relaxed) % nslots_) * slotBytes_,
-                       bytes);
+  return queue(slots_.data() + (posted_.load(std::memory_order_relaxed) % nslots_) * slotBytes_, bytes, 0, 0);
 }
 
-Status SocketSendConnection::postReference(const void* data, size_t bytes) {
+Status SocketSendConnection::postReference(const void* data, size_t bytes) { return queue(data, bytes, 0, 0); }
+
+Status SocketSendConnection::postTaggedReference(const void* data, size_t bytes, uint64_t tag) {
+  return queue(data, bytes, tag, sizeof(tag));
+}
+
+Status SocketSendConnection::queue(const void* data, size_t dataBytes, uint64_t tag, size_t tagBytes) {
   uint64_t posted = posted_.load(std::memory_order_relaxed);
-  sizes_[posted % nslots_] = bytes;
-  data_[posted % nslots_] = static_cast<const char*>(data);
+  const uint64_t idx = posted % nslots_;
+  sizes_[idx] = dataBytes + tagBytes;
+  data_[idx] = static_cast<const char*>(data);
+  dataBytes_[idx] = dataBytes;
+  tags_[idx] = tag;
   posted_.store(posted + 1, std::memory_order_release);
   if (driver_.threaded()) {
     driver_.kick();
     return driver_.failed() ? checkPeer() : Status::Ok();
   }
   return progress();
+}
+
+int SocketSendConnection::partsOf(uint64_t idx, size_t from, size_t to, iovec* iov) const {
+  const size_t dataBytes = dataBytes_[idx];
+  int parts = 0;
+  if (from < dataBytes) iov[parts++] = {const_cast<char*>(data_[idx]) + from, std::min(to, dataBytes) - from};
+  if (to > dataBytes) {
+    const size_t begin = std::max(from, dataBytes);
+    iov[parts++] = {reinterpret_cast<char*>(const_cast<uint64_t*>(&tags_[idx])) + (begin - dataBytes), to - begin};
+  }
+  return parts;
 }
 
 bool SocketSendConnection::pump(int i, Status* error) {
@@ -156,15 +175,14 @@ bool SocketSendConnection::pump(int i, Status* error) {
     uint64_t idx = sent % nslots_;
     uint64_t size = sizes_[idx];
     size_t begin = pieceStart(size, n, i), len = pieceStart(size, n, i + 1) - begin;
-    char* data = const_cast<char*>(data_[idx]) + begin;
     s.header = size;
-    iovec iov[2];
+    iovec iov[3];
     int parts = 0;
     if (s.offset < kHeaderBytes) {
       iov[parts++] = {reinterpret_cast<char*>(&s.header) + s.offset, kHeaderBytes - s.offset};
-      iov[parts++] = {data, len};
+      parts += partsOf(idx, begin, begin + len, iov + parts);
     } else {
-      iov[parts++] = {data + (s.offset - kHeaderBytes), len - (s.offset - kHeaderBytes)};
+      parts += partsOf(idx, begin + (s.offset - kHeaderBytes), begin + len, iov + parts);
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -230,12 +248,13 @@ void SocketSendConnection::notifyFailure(int failedRank) {
     if (s.offset >= kHeaderBytes) {
       const int n = static_cast<int>(streams_.size());
       const uint64_t idx = s.sent.load(std::memory_order_relaxed) % nslots_;
-      const size_t begin = pieceStart(sizes_[idx], n, i);
-      const size_t done = s.offset - kHeaderBytes;
-      const size_t left = pieceStart(sizes_[idx], n, i + 1) - begin - done;
-      if (::send(s.socket.fd(), data_[idx] + begin + done, left, MSG_NOSIGNAL | MSG_DONTWAIT) ==
-          static_cast<ssize_t>(left))
-        s.offset = 0;
+      const size_t from = pieceStart(sizes_[idx], n, i) + s.offset - kHeaderBytes;
+      const size_t to = pieceStart(sizes_[idx], n, i + 1);
+      iovec iov[2];
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = partsOf(idx, from, to, iov);
+      if (sendmsg(s.socket.fd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(to - from)) s.offset = 0;
     }
     if (s.offset == 0) {
       uint64_t notice = kFailureMarker | static_cast<uint32_t>(failedRank);

@@ -23,6 +23,8 @@
 #include "transport/socket/streams.h"
 #include "transport/transport.h"
 
+struct iovec;
+
 namespace tutti {
 
 // Piece `stream` of `streams` of a chunk of `bytes`: its start (and the next
@@ -65,6 +67,8 @@ class SocketSendConnection final : public SendConnection {
   Status post(size_t bytes) override;
   bool sendsByReference() const override { return true; }
   Status postReference(const void* data, size_t bytes) override;
+  bool sendsTaggedByReference() const override { return true; }
+  Status postTaggedReference(const void* data, size_t bytes, uint64_t tag) override;
   Status progress() override;
   bool flushed() const override { return minSent() == posted_.load(std::memory_order_acquire); }
   // Also looks for a failure notice the receiver wrote back (see
@@ -86,6 +90,9 @@ class SocketSendConnection final : public SendConnection {
     bool blocked = false;           // the last send found the socket full
   };
   uint64_t minSent() const;
+  Status queue(const void* data, size_t dataBytes, uint64_t tag, size_t tagBytes);
+  // Bytes [from, to) of queued chunk idx: its data, then its tag. Returns the parts.
+  int partsOf(uint64_t idx, size_t from, size_t to, iovec* iov) const;
   // Writes what it can of stream i; false when it could not move anything.
   bool pump(int i, Status* error);
   bool pumpThread(int thread);
@@ -98,8 +105,12 @@ class SocketSendConnection final : public SendConnection {
   std::string peerName_;
   std::atomic<uint64_t> posted_{0};
   std::atomic<int> reportedFailure_{-1};
+  // Each queued chunk: its size on the wire, its data (its slot, or the
+  // caller's memory) and how many of its bytes that holds; the rest is its tag.
   uint64_t sizes_[64] = {};
-  const char* data_[64] = {};  // each queued chunk: its slot, or the caller's memory
+  const char* data_[64] = {};
+  uint64_t dataBytes_[64] = {};
+  uint64_t tags_[64] = {};
   StreamDriver driver_;
 };
 
