@@ -33,8 +33,10 @@ class AlgoFilter {
 // ranks on 4 Gbit/s links: 16 MiB in 41 ms where rings took 53), so the
 // model decides up to the sizes the calibration's shape still covers.
 // Swapping whole blocks across two nodes moves what halving and doubling
-// moves in one round instead of two (2 x 2 on veth, 4 MiB: 8.9-9.3 ms
-// against 10.7-12.7); past two nodes it moves more, and the model weighs it.
+// moves in one round instead of two (2 x 2 on veth, 4 MiB, four rounds
+// before tagged sends went by reference: 7.7-11.2 ms against 8.9-11.3,
+// bench/results/tagged_sends_and_two_level.md); past two nodes it moves
+// more, and the model weighs it.
 constexpr double kTwoLevelMaxBytes = 64 << 20;
 
 // What one core's memcpy moves on commodity hosts (this VM: 22-26 GB/s at

@@ -509,7 +509,7 @@ TEST(Tuner, TwoLevelWhereANodesLinkLimits) {
   // On two nodes (and three, the third folded in) a node's link carries the
   // block once each way as halving and doubling's would, in one round
   // across instead of two: never dearer, at any size the two serve (2 x 2
-  // on veth, 4 MiB: 8.9-9.3 ms against halving-doubling's 10.7-12.7).
+  // on veth, 4 MiB: 7.7-11.2 ms against halving-doubling's 8.9-11.3).
   for (auto [nodes, rate] : {std::pair{2, 4.0}, std::pair{2, 10.0}, std::pair{3, 4.0}}) {
     TuneContext ctx = contextFor(nodes, 2, rate);
     for (size_t bytes = 256 << 10; bytes <= (size_t(64) << 20); bytes *= 4) {
