@@ -94,6 +94,17 @@ struct ChannelProgram {
   // (SendConnection::postTaggedReference). Not so where a round sends a
   // range and adds the peer's into it (recursive doubling).
   bool sentBytesStay = false;
+
+  // Empty, on `channel`, every flag at its default. Plans are rebuilt in
+  // place call after call (keeping the steps' memory): a flag one plan set
+  // must not carry over to the next.
+  void reset(int onChannel) {
+    channel = onChannel;
+    steps.clear();
+    phaseStarts.clear();
+    sendsAhead = false;
+    sentBytesStay = false;
+  }
 };
 
 constexpr int kP2PChannel = -1;

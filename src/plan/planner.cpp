@@ -14,11 +14,7 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
     plan->taggedChunks = false;
     plan->channels.resize(1);
     ChannelProgram& ch = plan->channels[0];
-    ch.channel = kP2PChannel;
-    ch.steps.clear();
-    ch.phaseStarts.clear();
-    ch.sendsAhead = false;
-    ch.sentBytesStay = false;
+    ch.reset(kP2PChannel);
     if (r.collective == Collective::kSend)
       addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
     else

@@ -58,11 +58,7 @@ void broadcastDown(const TreeNeighbors& t, const Slice& s, bool haveOutput, std:
 ChannelProgram& newProgram(Plan* plan, int channel, size_t* used) {
   if (*used == plan->channels.size()) plan->channels.emplace_back();
   ChannelProgram& p = plan->channels[(*used)++];
-  p.channel = channel;
-  p.steps.clear();
-  p.phaseStarts.clear();
-  p.sendsAhead = false;
-  p.sentBytesStay = false;
+  p.reset(channel);
   return p;
 }
 
