@@ -43,7 +43,8 @@ for ((pass = 1; pass <= passes; pass++)); do  # not p: netns_ranks sets it
   for setting in "${order[@]}"; do
     log=$raw/p$pass.$(echo "$setting" | tr -c 'A-Za-z0-9' _)
     # shellcheck disable=SC2086
-    netns_ranks /usr/bin/time "$prefix" "$nodes" "$per" "$log" $setting -- -f "cpu %U %S" \
+    # bash's own `time`: what each rank used, with no package beyond bash.
+    netns_ranks bash "$prefix" "$nodes" "$per" "$log" $setting -- -c 'TIMEFORMAT="cpu %U %S"; time "$@"' rank \
       "$perf" -b 4M -e 64M -f 4 -n 5 -w 3 -c 0
     cells=$(awk '/^ +[0-9]/ {printf "| %.1f / %.2f, %s %s ", $6 / 1000, $8, $14, $15}' "$log")
     cpu=$(cat "$log".* | awk '/^cpu / {s += $2 + $3} END {printf "%.1f", s}')

@@ -12,9 +12,9 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   if (r.collective == Collective::kSend || r.collective == Collective::kRecv) {
     plan->algorithm = r.algorithm;
     plan->taggedChunks = false;
-    plan->channels.resize(1);
-    ChannelProgram& ch = plan->channels[0];
-    ch.reset(kP2PChannel);
+    size_t used = 0;
+    ChannelProgram& ch = newProgram(plan, kP2PChannel, &used);
+    plan->channels.resize(used);
     if (r.collective == Collective::kSend)
       addStep(&ch.steps, StepKind::kSend, -1, r.peer, 0, 0, r.count);
     else
