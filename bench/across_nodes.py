@@ -151,7 +151,7 @@ def main():
     args = sys.argv[3] if len(sys.argv) > 3 else ""
     env = subprocess.run(["sh", "-c", "date -u +%FT%TZ; nproc"], capture_output=True, text=True).stdout.split()
     rates = sorted(os.listdir(raw), key=lambda r: (r != "none", r))
-    rates = [r for r in rates if os.path.isdir(os.path.join(raw, r)) and r not in ("bin",) and not r.startswith("store")]
+    rates = [r for r in rates if os.path.isdir(os.path.join(raw, r)) and r not in ("bin", "cache") and not r.startswith("store")]
     here = os.path.dirname(os.path.abspath(__file__))
     commit = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty=+changes"],
                             capture_output=True, text=True).stdout.strip() or "?"
@@ -161,7 +161,9 @@ def main():
              % (" " + args if args else "", commit, passes, env[0], env[1]),
              "Nodes are network namespaces joined by veth through a bridge; ranks are placed in blocks.",
              "tutti: tutti-perf (`-b 8 -e 64M -f 2 -n 20 -w 5`, out-of-place rows, its own choices, only",
-             "`TUTTI_SOCKET_IFNAME=data0` set); Open MPI 4.1 (`btl self,vader,tcp`, `--oversubscribe",
+             "`TUTTI_SOCKET_IFNAME=data0` set, and `TUTTI_CACHE_DIR` a directory of the run's for each layout",
+             "and rate: pass 1 starts with no call times kept from earlier runs, as on a new cluster);",
+             "Open MPI 4.1 (`btl self,vader,tcp`, `--oversubscribe",
              "--mca mpi_yield_when_idle 1`) and Gloo (TCP full mesh) through bench/peers/allreduce_ranks.cpp.",
              "tutti-perf gives the mean of back-to-back calls; the peers the median of 5-25 batches",
              "(slowest rank); the last column times tutti with the peers' program (its own choices, the",

@@ -12,7 +12,10 @@
 # one after another on the same nodes, so a shared machine's drift hits all.
 # - tutti: tutti-perf per rank in its namespace with torchrun's variables
 #   (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR/PORT) and
-#   TUTTI_SOCKET_IFNAME=data0, nothing else: its own choices;
+#   TUTTI_SOCKET_IFNAME=data0, nothing else: its own choices. Its cache
+#   (TUTTI_CACHE_DIR: the topology probe, large calls' times kept between
+#   runs) is a directory of this run's for each layout and rate: the first
+#   pass starts with nothing kept, as on a new cluster;
 # - Open MPI: mpirun in node 0 with a hostfile of the nodes' addresses and an
 #   rsh agent that starts each node's daemon in its namespace with a hostname
 #   of its own (so session and vader directories are the node's), --mca btl
@@ -60,7 +63,7 @@ as_rank() {
   local r=$1 n=$2 per=$3
   shift 3
   ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-    LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 "$@"
+    LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 TUTTI_CACHE_DIR="$cache" "$@"
 }
 
 # run_tutti NODES PER CSV [ENV...]
@@ -125,6 +128,8 @@ for rate in $RATES; do
   $netns up "$most_nodes" $prefix $shaped >/dev/null
   for layout in $LAYOUTS; do
     nodes=${layout%x*} per=${layout#*x}
+    cache=$raw/cache/$rate/$layout
+    mkdir -p "$cache"
     for pass in $(seq 1 "$PASSES"); do
       dir=$raw/$rate/$layout/pass$pass
       mkdir -p "$dir"

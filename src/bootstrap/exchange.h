@@ -23,4 +23,8 @@ class Exchange {
   virtual Status barrier() = 0;
 };
 
+// Rank 0's `bytes` at `data` to every rank, down a binomial tree of sends
+// under `tag` (log2 of the ranks rounds; each rank gets the bytes once).
+Status broadcastFromRank0(Exchange& e, int tag, void* data, size_t bytes);
+
 }  // namespace tutti

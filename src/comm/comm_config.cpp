@@ -56,6 +56,9 @@ Result<CommConfig> CommConfig::fromEnv() {
   TUTTI_ASSIGN_OR_RETURN(int64_t measure, tunableInt("MEASURE_LINKS"));
   if (measure != 0 && measure != 1) return InvalidArgument("TUTTI_MEASURE_LINKS must be 0 or 1");
   c.measureLinks = measure == 1;
+  TUTTI_ASSIGN_OR_RETURN(int64_t keep, tunableInt("KEEP_CALL_TIMES"));
+  if (keep != 0 && keep != 1) return InvalidArgument("TUTTI_KEEP_CALL_TIMES must be 0 or 1");
+  c.keepCallTimes = keep == 1;
   return c;
 }
 

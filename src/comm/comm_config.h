@@ -32,6 +32,7 @@ struct CommConfig {
   double matchCheckSeconds = 1;      // TUTTI_MATCH_CHECK_MS
   bool checkCalls = false;           // TUTTI_CHECK_CALLS: compare every host call's arguments first
   bool measureLinks = true;          // TUTTI_MEASURE_LINKS: several nodes measure their links at init
+  bool keepCallTimes = true;         // TUTTI_KEEP_CALL_TIMES: and keep large calls' times (tuning/kept_calls.h)
   int socketYieldRounds = 0;         // ExecOptions::socketYieldRounds
 
   static Result<CommConfig> fromEnv();

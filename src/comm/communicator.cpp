@@ -11,9 +11,10 @@
 #include "tutti/tutti.h"
 #include "src/comm/group.h"
 #include "src/comm/hang_report.h"
-#include "src/comm/link_probe.h"
+#include "src/comm/tuning/link_probe.h"
 #include "src/comm/progress_service.h"
 #include "src/common/config.h"
+#include "src/common/hash.h"
 #include "src/common/interfaces.h"
 #include "src/common/log.h"
 #include "src/plan/planner.h"
@@ -38,6 +39,12 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
 Communicator::~Communicator() {
   // Plans make connections as calls first need them: what the job came to.
   TUTTI_INFO(kSubsysInit, "rank %d: destroying the communicator, which %s", rank_, describeMemory().c_str());
+  if (!keptPath_.empty() && !callTimes_.calls().empty()) {
+    const Status kept = writeKeptCalls(keptPath_, keptShape_, callTimes_.calls());
+    const std::string where = kept.ok() ? "kept in " + keptPath_ : "not kept: " + kept.message();
+    TUTTI_INFO(kSubsysInit | kSubsysTuning, "rank 0: the times of %zu size(s) of large all-reduces %s",
+               callTimes_.calls().size(), where.c_str());
+  }
   if (deviceCalls_) (void)deviceCalls_->finish();
   connections_.clear();
   deviceCalls_.reset();
@@ -301,14 +308,19 @@ Status Communicator::measureLinkCosts() {
   TuneContext tuning = planner_.tuning();
   applyMeasuredLinks(*links, &tuning);
   if (Status st = calibrateAllReduce(*this, &tuning); !st.ok()) return st.withContext(during);
+  int measured[kNumAlgorithms];
+  for (int a = 0; a < kNumAlgorithms; ++a) measured[a] = tuning.allReduce[a].points;
+  if (config_.keepCallTimes)
+    if (Status st = addKeptCallTimes(&tuning); !st.ok()) return st.withContext(during);
   std::string calibrated;
   for (int a = 0; a < kNumAlgorithms; ++a) {
     const TuneContext::Calibration& k = tuning.allReduce[a];
     if (k.points == 0) continue;
     calibrated += std::string(calibrated.empty() ? "" : "; ") + algorithmName(static_cast<Algorithm>(a));
     for (int p = 0; p < k.points; ++p) {
-      char point[64];
-      snprintf(point, sizeof(point), " %.0f B %.1f us (%.2fx)", k.bytes[p], k.us[p], k.ratio[p]);
+      char point[80];
+      snprintf(point, sizeof(point), "%s %.0f B %.1f us (%.2fx)", p == measured[a] ? " and kept from earlier runs" : "",
+               k.bytes[p], k.us[p], k.ratio[p]);
       calibrated += point;
     }
   }
@@ -318,6 +330,48 @@ Status Communicator::measureLinkCosts() {
              rank_, tuning.intra.latencyUs, tuning.intra.channelGBs, tuning.net.latencyUs, tuning.net.channelGBs,
              links->net.streams, calibrated.c_str());
   return Status::Ok();
+}
+
+Status Communicator::addKeptCallTimes(TuneContext* tuning) {
+  constexpr int kTagKeptCalls = -2;  // bootstrap tags below 0 are tutti's own
+  struct Kept {
+    int32_t count;
+    KeptCall calls[kMaxKeptCalls];
+  } kept{};
+  if (rank_ == 0) {
+    keptShape_ = keptCallsShape();
+    keptPath_ = keptCallsPath(topologyCacheDir(), keptShape_);
+    const std::vector<KeptCall> read = readKeptCalls(keptPath_, keptShape_);
+    kept.count = static_cast<int32_t>(read.size());
+    std::copy(read.begin(), read.end(), kept.calls);
+  }
+  TUTTI_RETURN_IF_ERROR(broadcastFromRank0(*bootstrap_, kTagKeptCalls, &kept, sizeof(kept)));
+  if (kept.count < 0 || kept.count > kMaxKeptCalls)
+    return InternalError("rank 0 sent " + std::to_string(kept.count) + " kept call times");
+  addKeptCalls(std::vector<KeptCall>(kept.calls, kept.calls + kept.count), tuning);
+  setTuning(*tuning);
+  return Status::Ok();
+}
+
+// What the times are kept for: the layout, rank 0's cores and the ranks
+// sharing them, the network, and every setting ranks must share (slots,
+// channels, TUTTI_ALGO).
+std::string Communicator::keptCallsShape() const {
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  int sharing = 0;
+  for (const RankInfo& r : peers()) sharing += r.coresHash == peers()[rank_].coresHash;
+  const CommConfig::Shared shared = config_.shared();
+  char s[160];
+  snprintf(s, sizeof(s), "v1; %s; %d rank(s) on %d core(s); %s at %.1f Gbit/s; settings %016llx",
+           planner_.layout().describe().c_str(), sharing, cores, netName(config_.net), planner_.layout().minNetGbps(),
+           static_cast<unsigned long long>(fnv1a64(&shared, sizeof(shared))));
+  return s;
+}
+
+void Communicator::keepTime(const CollectiveArgs& a, double tookUs) {
+  const size_t bytes = callBytes({a.collective, a.count, dtypeSize(a.dtype), a.root}, nranks_);
+  if (worthKeeping(plannedAlgorithm_, bytes)) callTimes_.note(plannedAlgorithm_, bytes, tookUs);
 }
 
 Status Communicator::makeDeviceSide() {
@@ -426,7 +480,10 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
                algorithmName(choice.algorithm), choice.nchannels, work->chunkBytes >> 10, choice.predictedUs);
   // Host calls only: device calls are prepared on the background thread, and
   // their time is the stream's, not the call's.
-  if (!device) predictedUs_ = p2p ? 0 : choice.predictedUs;
+  if (!device) {
+    predictedUs_ = p2p ? 0 : choice.predictedUs;
+    plannedAlgorithm_ = choice.algorithm;
+  }
   traceCall(a, sequence_);
   return Status::Ok();
 }

@@ -19,6 +19,7 @@
 #include "src/comm/device_calls.h"
 #include "src/comm/last_call.h"
 #include "src/comm/small_calls.h"
+#include "src/comm/tuning/kept_calls.h"
 #include "src/common/call_record.h"
 #include "src/common/host_buffer.h"
 #include "src/common/log.h"
@@ -92,6 +93,13 @@ class Communicator final : public Peers {
   // TUTTI_DEBUG_SUBSYS=TUNING: the call prepare() last planned took this
   // long; logged beside the cost model's prediction.
   void logTook(const CollectiveArgs& args, double tookUs) const;
+  // Rank 0 of several nodes (TUTTI_KEEP_CALL_TIMES): whether a host
+  // all-reduce is timed, and its time kept for the next communicator of
+  // this shape (tuning/kept_calls.h) once it ran.
+  bool keepsTimeOf(const CollectiveArgs& a) const {
+    return !keptPath_.empty() && !a.internal && !a.onDevice && a.collective == Collective::kAllReduce;
+  }
+  void keepTime(const CollectiveArgs& args, double tookUs);
   // Publishes `args` (a collective) as the call this rank is about to enter,
   // before tutti's own calls that precede it (TUTTI_CHECK_CALLS): a rank
   // that waits there shows what it is about to call.
@@ -189,6 +197,9 @@ class Communicator final : public Peers {
   Status connectInitEdges(bool device);
   // Several nodes: the cost model takes the links' measured costs (link_probe.h).
   Status measureLinkCosts();
+  // What earlier runs of this shape kept (rank 0 reads it), in every rank's calibration.
+  Status addKeptCallTimes(TuneContext* tuning);
+  std::string keptCallsShape() const;
   // The device side (DeviceCalls) when init left it for the first device
   // call; reserveForDevice makes it, before any gate.
   Status makeDeviceSide();
@@ -208,6 +219,9 @@ class Communicator final : public Peers {
   std::unique_ptr<SocketBootstrap> bootstrap_;
   CallPlanner planner_;
   double predictedUs_ = 0;  // the last planned host collective's (logTook)
+  Algorithm plannedAlgorithm_ = Algorithm::kRing;  // and its algorithm (keepTime)
+  CallTimes callTimes_;      // rank 0's large all-reduces, for keptPath_
+  std::string keptShape_, keptPath_;  // rank 0 of several nodes, keeping times only
   LastCallRecord lastCall_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only

@@ -79,11 +79,14 @@ Status runPlanned(Communicator* comm, const CollectiveArgs& args) {
   Connector connector;
   if (comm->requestConnections(*work.plan, Memory::kHost, &connector))
     TUTTI_RETURN_IF_ERROR(comm->explainSetupFailure(connector.run()));
-  if (!log_detail::enabled(LogLevel::kInfo, kSubsysTuning) || args.internal)
-    return execute(&work, 1, hostReducer(), comm->execOptions());
+  const bool log = log_detail::enabled(LogLevel::kInfo, kSubsysTuning) && !args.internal;
+  const bool keep = comm->keepsTimeOf(args);
+  if (!log && !keep) return execute(&work, 1, hostReducer(), comm->execOptions());
   const int64_t t0 = nowNs();
   Status st = execute(&work, 1, hostReducer(), comm->execOptions());
-  comm->logTook(args, static_cast<double>(nowNs() - t0) / 1e3);
+  const double tookUs = static_cast<double>(nowNs() - t0) / 1e3;
+  if (log) comm->logTook(args, tookUs);
+  if (keep && st.ok()) comm->keepTime(args, tookUs);
   return st;
 }
 

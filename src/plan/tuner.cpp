@@ -123,6 +123,12 @@ TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<
   return t;
 }
 
+TuneContext restrictedTo(const TuneContext& t, Algorithm a) {
+  TuneContext only = t;
+  only.filter = AlgoFilter::parse(algorithmEntry(a).name).value();
+  return only;
+}
+
 double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch, size_t chunk) {
   if (t.nranks <= 1) return static_cast<double>(bytes) / (t.intra.linkGBs * 1e3);
   const AlgorithmEntry& e = algorithmEntry(a);

@@ -69,16 +69,20 @@ struct TuneContext {
   // the host block (src/comm/small_calls.h), a cache line's trip with no
   // connection or chunk bookkeeping.
   bool hostBlock = false;
-  // Measured (src/comm/link_probe.h): an all-reduce's time by algorithm at
+  // Measured (src/comm/tuning/link_probe.h): an all-reduce's time by algorithm at
   // a few sizes, over what the model predicted for it. Ranks sharing cores
   // pay wake-ups, copies and reductions on those cores that no link figure
   // holds; the model keeps the shape and the measurements set the level.
+  // Past them, up to kKeptPoints larger sizes timed by earlier runs' calls
+  // (src/comm/tuning/kept_calls.h).
   static constexpr int kCalibrationPoints = 4;
+  static constexpr int kKeptPoints = 4;
+  static constexpr int kMaxPoints = kCalibrationPoints + kKeptPoints;
   struct Calibration {
     int points = 0;  // 0: not measured
-    double bytes[kCalibrationPoints] = {};
-    double us[kCalibrationPoints] = {};     // measured
-    double ratio[kCalibrationPoints] = {};  // measured / predicted
+    double bytes[kMaxPoints] = {};  // increasing
+    double us[kMaxPoints] = {};     // measured
+    double ratio[kMaxPoints] = {};  // measured / predicted
   };
   Calibration allReduce[kNumAlgorithms];
 
@@ -87,6 +91,10 @@ struct TuneContext {
   static TuneContext fromLayout(const NodeLayout& layout, const std::vector<int>& ring,
                                 int maxChannels, bool channelsForced, size_t maxChunkBytes);
 };
+
+// `t` with the model allowed only `a` for every collective: what a
+// calibration times and sets its measurements against.
+TuneContext restrictedTo(const TuneContext& t, Algorithm a);
 
 // predictUs with the all-reduce calibration applied (TuneContext::allReduce).
 double calibratedUs(const TuneContext& ctx, Collective c, size_t bytes, Algorithm a, int nchannels,

@@ -7,29 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/harness/files.h"
 #include "tests/harness/ranks.h"
 
 namespace tutti_test {
 namespace {
-
-// A scratch directory removed when the test ends.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/tutti-log-XXXXXX";
-    path = mkdtemp(tmpl) ? tmpl : "";
-  }
-  ~TempDir() {
-    if (!path.empty()) (void)!system(("rm -rf " + path).c_str());
-  }
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // `net`: the network transport rank 0 must report for rank 2 ("socket" or "ucx").
 void expectInfoLogShowsTransports(const std::string& net) {

@@ -17,17 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/harness/files.h"
 #include "tests/harness/ranks.h"
 
 namespace tutti_test {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // tutti-trace's output and exit status.
 std::pair<std::string, int> runTraceTool(const std::string& files) {

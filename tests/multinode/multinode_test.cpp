@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tests/collectives/collective_cases.h"
+#include "tests/harness/files.h"
 #include "tests/harness/emulated_case_device.h"
 #include "tests/harness/ranks.h"
 #include "tests/harness/fault_trial.h"
@@ -183,13 +184,6 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNodeDevice,
                          [](const auto& info) {
                            return std::to_string(info.param.nodes) + "nodes_x2_" + info.param.net;
                          });
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // One all-reduce, checked; the log must show the interface init chose.
 TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {

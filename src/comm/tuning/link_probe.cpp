@@ -1,4 +1,4 @@
-#include "src/comm/link_probe.h"
+#include "src/comm/tuning/link_probe.h"
 
 #include <algorithm>
 #include <array>
@@ -167,11 +167,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     return std::array<double, kPoints>{8, lineEach, e.calibrationBytes[0], e.calibrationBytes[1]};
   };
   const TuneContext model = *tuning;
-  auto only = [&model](Algorithm a) {
-    TuneContext t = model;
-    t.filter = AlgoFilter::parse(algorithmEntry(a).name).value();
-    return t;
-  };
+  auto only = [&model](Algorithm a) { return restrictedTo(model, a); };
   struct Seen {
     double us[kNumAlgorithms][kPoints];  // 0: not measured
   };

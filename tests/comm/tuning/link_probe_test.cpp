@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "src/comm/link_probe.h"
+#include "src/comm/tuning/link_probe.h"
 
 namespace tutti {
 namespace {

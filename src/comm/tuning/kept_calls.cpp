@@ -1,0 +1,150 @@
+#include "src/comm/tuning/kept_calls.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "src/common/hash.h"
+#include "src/common/json.h"
+#include "src/common/text_file.h"
+#include "src/plan/algorithms.h"
+
+namespace tutti {
+
+namespace {
+
+// Earlier runs count as this many calls at most against this run's.
+constexpr double kKeptWeight = 16;
+// A file larger than this is not ours.
+constexpr off_t kMaxFileBytes = 1 << 20;
+
+int sizeClass(double bytes) { return static_cast<int>(std::lround(std::log2(bytes))); }
+
+bool sameClass(const KeptCall& a, const KeptCall& b) {
+  return a.algorithm == b.algorithm && sizeClass(a.bytes) == sizeClass(b.bytes);
+}
+
+// Mean of `into` and `add`, weighing `into` by at most `cap` calls.
+void blend(KeptCall* into, const KeptCall& add, double cap) {
+  const double w = std::min(into->calls, cap), total = w + add.calls;
+  into->bytes = (into->bytes * w + add.bytes * add.calls) / total;
+  into->us = (into->us * w + add.us * add.calls) / total;
+  into->calls = total;
+}
+
+bool modelled(int32_t a) { return a >= 0 && a < kNumAlgorithms && algorithmEntry(static_cast<Algorithm>(a)).costUs; }
+
+bool sane(const KeptCall& c) {
+  return modelled(c.algorithm) && std::isfinite(c.bytes) && c.bytes >= 1 && c.bytes <= 1e15 &&
+         std::isfinite(c.us) && c.us > 0 && c.us < 1e12 && std::isfinite(c.calls) && c.calls >= 1;
+}
+
+}  // namespace
+
+bool worthKeeping(Algorithm a, size_t bytes) {
+  return modelled(static_cast<int32_t>(a)) && static_cast<double>(bytes) > algorithmEntry(a).calibrationBytes[1];
+}
+
+void CallTimes::note(Algorithm a, size_t bytes, double us) {
+  const KeptCall call{static_cast<int32_t>(a), static_cast<double>(bytes), us, 1};
+  for (KeptCall& c : calls_)
+    if (sameClass(c, call)) return blend(&c, call, c.calls);
+  if (calls_.size() < static_cast<size_t>(kMaxKeptCalls)) calls_.push_back(call);
+}
+
+std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const std::vector<KeptCall>& fresh) {
+  std::vector<KeptCall> merged = kept;
+  for (KeptCall& c : merged) c.calls = std::min(c.calls, kKeptWeight);
+  for (const KeptCall& f : fresh) {
+    auto same = std::find_if(merged.begin(), merged.end(), [&](const KeptCall& c) { return sameClass(c, f); });
+    if (same != merged.end()) blend(&*same, f, kKeptWeight);
+    else merged.push_back(f);
+  }
+  std::sort(merged.begin(), merged.end(), [](const KeptCall& a, const KeptCall& b) { return a.bytes > b.bytes; });
+  if (merged.size() > static_cast<size_t>(kMaxKeptCalls)) merged.resize(kMaxKeptCalls);
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const KeptCall& a, const KeptCall& b) { return a.algorithm < b.algorithm; });
+  return merged;
+}
+
+void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* t) {
+  for (int a = 0; a < kNumAlgorithms; ++a) {
+    TuneContext::Calibration& k = t->allReduce[a];
+    if (k.points == 0 || k.points > TuneContext::kCalibrationPoints) continue;  // not measured here, or done
+    std::vector<KeptCall> mine;
+    for (const KeptCall& c : kept)
+      if (c.algorithm == a && c.bytes > k.bytes[k.points - 1]) mine.push_back(c);
+    std::sort(mine.begin(), mine.end(), [](const KeptCall& x, const KeptCall& y) { return x.bytes < y.bytes; });
+    if (mine.size() > static_cast<size_t>(TuneContext::kKeptPoints))
+      mine.erase(mine.begin(), mine.end() - TuneContext::kKeptPoints);
+    // Set against the model alone, as the measured points are.
+    TuneContext model = restrictedTo(*t, static_cast<Algorithm>(a));
+    model.allReduce[a] = {};
+    for (const KeptCall& c : mine) {
+      const double predicted = tune(model, Collective::kAllReduce, static_cast<size_t>(c.bytes)).predictedUs;
+      if (predicted <= 0 || predicted >= 1e29) continue;
+      k.bytes[k.points] = c.bytes;
+      k.us[k.points] = c.us;
+      k.ratio[k.points] = c.us / predicted;
+      ++k.points;
+    }
+  }
+}
+
+std::string keptCallsPath(const std::string& dir, const std::string& shape) {
+  char name[64];
+  snprintf(name, sizeof(name), "tutti-calls-%u-%016llx.json", static_cast<unsigned>(getuid()),
+           static_cast<unsigned long long>(fnv1a64(shape.data(), shape.size())));
+  return dir + "/" + name;
+}
+
+std::vector<KeptCall> keptCallsFromJson(const std::string& text, const std::string& shape) {
+  auto json = parseJson(text);
+  if (!json.ok() || jsonString(*json, "shape") != shape) return {};
+  std::vector<KeptCall> calls;
+  for (const Json& j : jsonArray(*json, "allreduce")) {
+    const AlgorithmEntry* e = algorithmNamed(jsonString(j, "algorithm").c_str());
+    const KeptCall c{e ? static_cast<int32_t>(e->id) : -1, jsonNumber(j, "bytes"), jsonNumber(j, "us"),
+                     jsonNumber(j, "calls")};
+    if (!sane(c) || calls.size() >= static_cast<size_t>(kMaxKeptCalls)) return {};
+    calls.push_back(c);
+  }
+  return calls;
+}
+
+std::string keptCallsToJson(const std::vector<KeptCall>& calls, const std::string& shape) {
+  Json list = Json::array();
+  for (const KeptCall& c : calls)
+    list.push_back({{"algorithm", algorithmName(static_cast<Algorithm>(c.algorithm))},
+                    {"bytes", c.bytes},
+                    {"us", c.us},
+                    {"calls", c.calls}});
+  return Json{{"shape", shape}, {"allreduce", list}}.dump(1) + "\n";
+}
+
+std::vector<KeptCall> readKeptCalls(const std::string& path, const std::string& shape) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || st.st_size > kMaxFileBytes)
+    return {};
+  bool read = false;
+  const std::string text = readTextFile(path, &read);
+  return read ? keptCallsFromJson(text, shape) : std::vector<KeptCall>{};
+}
+
+Status writeKeptCalls(const std::string& path, const std::string& shape, const std::vector<KeptCall>& fresh) {
+  if (fresh.empty()) return Status::Ok();
+  const std::vector<KeptCall> merged = mergeKeptCalls(readKeptCalls(path, shape), fresh);
+  // Written aside and renamed: a communicator reading it meanwhile sees the
+  // old file or the new one.
+  const std::string partial = path + "." + std::to_string(getpid());
+  if (!writeTextFile(partial, keptCallsToJson(merged, shape)) || rename(partial.c_str(), path.c_str()) != 0) {
+    unlink(partial.c_str());
+    return InvalidArgument("cannot write " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tutti

@@ -1,0 +1,70 @@
+// Large all-reduces' times, kept from one run of a job to the next of the
+// same shape. The calibration at init times each algorithm up to a few MiB
+// (src/comm/tuning/link_probe.h), where the sockets' buffers still hold much
+// of a call; what a 64 MiB call costs shows once it has run. On 4 namespace
+// nodes of one rank sharing 2 cores, rings and halving-doubling measured
+// alike at 4 MiB, rings took 1.2-1.7x as long at 64 MiB, and launches still
+// chose them now and then (bench/results/rings_on_one_rank_nodes.md,
+// kept_call_times.md). So rank 0 notes the time of each large all-reduce it
+// ran, by algorithm and size, writes them beside its topology cache at
+// destroy (TUTTI_KEEP_CALL_TIMES), and the next communicator of the same
+// shape adds them to its calibration: an algorithm is priced as it ran.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/common/status.h"
+#include "src/plan/plan.h"
+#include "src/plan/tuner.h"
+
+namespace tutti {
+
+// One algorithm's calls of about one size (a power of two, rounded): their
+// mean size and time, and how many were timed.
+struct KeptCall {
+  int32_t algorithm = 0;  // an Algorithm of the cost model
+  double bytes = 0;
+  double us = 0;
+  double calls = 0;
+};
+
+// At most this many are kept, and shared at init.
+constexpr int kMaxKeptCalls = 24;
+
+// Whether an all-reduce of `bytes` by `a` is timed: past the sizes init
+// calibrates it at.
+bool worthKeeping(Algorithm a, size_t bytes);
+
+// This run's calls, as they end.
+class CallTimes {
+ public:
+  void note(Algorithm a, size_t bytes, double us);
+  const std::vector<KeptCall>& calls() const { return calls_; }
+
+ private:
+  std::vector<KeptCall> calls_;
+};
+
+// Earlier runs' calls with this run's: means weighted by calls, the earlier
+// ones by kKeptWeight calls at most, so a changed network shows within a
+// run or two. The largest sizes first when there are too many.
+std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const std::vector<KeptCall>& fresh);
+
+// Adds each algorithm's kept calls (its largest kKeptPoints past its
+// measured sizes) to the all-reduce calibration, as measured over the
+// model's prediction at their sizes.
+void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* tuning);
+
+// The file: JSON naming the shape it was kept for. Read: only a file of
+// this user's, of that shape, whose entries are all sane; else none.
+std::string keptCallsPath(const std::string& dir, const std::string& shape);
+std::vector<KeptCall> keptCallsFromJson(const std::string& text, const std::string& shape);
+std::string keptCallsToJson(const std::vector<KeptCall>& calls, const std::string& shape);
+std::vector<KeptCall> readKeptCalls(const std::string& path, const std::string& shape);
+// Merged with what the file holds, written aside and renamed.
+Status writeKeptCalls(const std::string& path, const std::string& shape, const std::vector<KeptCall>& fresh);
+
+}  // namespace tutti
