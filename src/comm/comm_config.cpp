@@ -73,12 +73,12 @@ void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes)
   if (nodes > 1) socketYieldRounds = kSocketYieldRounds;
 }
 
-static_assert(sizeof(CommConfig::Shared) == 56, "Shared is compared as bytes: it must have no padding");
+static_assert(sizeof(CommConfig::Shared) == 64, "Shared is compared as bytes: it must have no padding");
 
 CommConfig::Shared CommConfig::shared() const {
   return Shared{slotBytes, nslots, maxChannels, shmDisabled ? 1 : 0, static_cast<int32_t>(ringOrder),
                 static_cast<int32_t>(net), p2pDisabled ? 1 : 0, fnv1a64(algoSpec.data(), algoSpec.size()),
-                deviceSlotBytes, deterministic ? 1 : 0, measureLinks ? 1 : 0};
+                deviceSlotBytes, deterministic ? 1 : 0, measureLinks ? 1 : 0, keepCallTimes ? 1 : 0, 0};
 }
 
 }  // namespace tutti

@@ -50,6 +50,8 @@ struct CommConfig {
     uint64_t deviceSlotBytes;  // device chunks: both ends of a connection must agree
     int32_t deterministic;     // every rank must plan reductions alike
     int32_t measureLinks;      // every rank takes part in measuring, or none
+    int32_t keepCallTimes;     // every rank adds rank 0's kept call times, or none
+    int32_t padding;           // 0: the struct is compared as bytes
   };
   Shared shared() const;
   // Ranks outnumbering cores: a rank spinning for its peer keeps that peer off

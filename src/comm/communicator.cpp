@@ -261,8 +261,8 @@ Status Communicator::checkSameConfig() {
     if (std::memcmp(&all[p], &all[0], sizeof(CommConfig::Shared)) != 0)
       return InvalidUsage(describePeer(p) +
                           " runs with different TUTTI_BUFFSIZE, TUTTI_NSTEPS, TUTTI_NCHANNELS, "
-                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE or "
-                          "TUTTI_DETERMINISTIC than rank 0; "
+                          "TUTTI_ALGO, TUTTI_RING_ORDER, TUTTI_SHM_DISABLE, TUTTI_P2P_DISABLE, TUTTI_P2P_BUFFSIZE, "
+                          "TUTTI_DETERMINISTIC, TUTTI_MEASURE_LINKS or TUTTI_KEEP_CALL_TIMES than rank 0; "
                           "they must match on every rank");
   }
   return Status::Ok();
