@@ -3,7 +3,7 @@
 // (src/comm/tuning/link_probe.h), where the sockets' buffers still hold much
 // of a call; what a 64 MiB call costs shows once it has run. On 4 namespace
 // nodes of one rank sharing 2 cores, rings and halving-doubling measured
-// alike at 4 MiB, rings took 1.2-1.7x as long at 64 MiB, and launches still
+// alike at 4 MiB, rings took up to 1.6x as long at 64 MiB, and launches still
 // chose them now and then (bench/results/rings_on_one_rank_nodes.md,
 // kept_call_times.md). So rank 0 notes the time of each large all-reduce it
 // ran, by algorithm and size, writes them beside its topology cache at
