@@ -353,20 +353,14 @@ Status Communicator::addKeptCallTimes(TuneContext* tuning) {
   return Status::Ok();
 }
 
-// What the times are kept for: the layout, rank 0's cores and the ranks
-// sharing them, the network, and every setting ranks must share (slots,
-// channels, TUTTI_ALGO).
 std::string Communicator::keptCallsShape() const {
   cpu_set_t cpus;
   const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
   int sharing = 0;
   for (const RankInfo& r : peers()) sharing += r.coresHash == peers()[rank_].coresHash;
   const CommConfig::Shared shared = config_.shared();
-  char s[160];
-  snprintf(s, sizeof(s), "v1; %s; %d rank(s) on %d core(s); %s at %.1f Gbit/s; settings %016llx",
-           planner_.layout().describe().c_str(), sharing, cores, netName(config_.net), planner_.layout().minNetGbps(),
-           static_cast<unsigned long long>(fnv1a64(&shared, sizeof(shared))));
-  return s;
+  return tutti::keptCallsShape(planner_.layout().describe(), sharing, cores, netName(config_.net),
+                               planner_.layout().minNetGbps(), fnv1a64(&shared, sizeof(shared)));
 }
 
 void Communicator::keepTime(const CollectiveArgs& a, double tookUs) {

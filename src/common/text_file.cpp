@@ -48,4 +48,11 @@ bool writeTextFile(const std::string& path, const std::string& text) {
   return close(fd) == 0 && done == text.size();
 }
 
+bool replaceTextFile(const std::string& path, const std::string& text) {
+  const std::string partial = path + "." + std::to_string(getpid());
+  if (writeTextFile(partial, text) && rename(partial.c_str(), path.c_str()) == 0) return true;
+  unlink(partial.c_str());
+  return false;
+}
+
 }  // namespace tutti

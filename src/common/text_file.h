@@ -13,5 +13,8 @@ std::string readTextFile(const std::string& path, bool* ok = nullptr);
 std::string readFirstLine(const std::string& path);
 // Creates or replaces the file with `text`; false when it cannot.
 bool writeTextFile(const std::string& path, const std::string& text);
+// The same, written aside (path.<pid>) and renamed, so that a reader sees
+// the old file or the new one, never half of one.
+bool replaceTextFile(const std::string& path, const std::string& text);
 
 }  // namespace tutti

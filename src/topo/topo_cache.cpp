@@ -23,6 +23,7 @@
 
 #include "src/common/config.h"
 #include "src/common/hash.h"
+#include "src/common/json.h"
 #include "src/common/text_file.h"
 #include "src/topo/topology.h"
 
@@ -139,13 +140,7 @@ TopoGraph detectTopologyOncePerHost(const std::string& dir, std::vector<std::str
   }
   TopoGraph graph = detectTopology(notes);
   removeStale(dir, path);
-  // Written aside and renamed, so no reader sees half a file.
-  const std::string partial = path + "." + std::to_string(getpid());
-  if (writeTopologyFile(graph, partial).ok()) {
-    if (rename(partial.c_str(), path.c_str()) != 0) unlink(partial.c_str());
-  } else {
-    unlink(partial.c_str());
-  }
+  (void)replaceTextFile(path, graph.toJson().dump(2) + "\n");  // a cache: probing again is the fallback
   close(lock);
   return graph;
 }

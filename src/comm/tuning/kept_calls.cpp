@@ -94,6 +94,14 @@ void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* t) {
   }
 }
 
+std::string keptCallsShape(const std::string& layout, int sharing, int cores, const std::string& net, double gbps,
+                           uint64_t settingsHash) {
+  char rest[160];
+  snprintf(rest, sizeof(rest), "; %d rank(s) on %d core(s); %s at %.1f Gbit/s; settings %016llx", sharing, cores,
+           net.c_str(), gbps, static_cast<unsigned long long>(settingsHash));
+  return "v1; " + layout + rest;
+}
+
 std::string keptCallsPath(const std::string& dir, const std::string& shape) {
   char name[64];
   snprintf(name, sizeof(name), "tutti-calls-%u-%016llx.json", static_cast<unsigned>(getuid()),
@@ -137,13 +145,7 @@ std::vector<KeptCall> readKeptCalls(const std::string& path, const std::string& 
 Status writeKeptCalls(const std::string& path, const std::string& shape, const std::vector<KeptCall>& fresh) {
   if (fresh.empty()) return Status::Ok();
   const std::vector<KeptCall> merged = mergeKeptCalls(readKeptCalls(path, shape), fresh);
-  // Written aside and renamed: a communicator reading it meanwhile sees the
-  // old file or the new one.
-  const std::string partial = path + "." + std::to_string(getpid());
-  if (!writeTextFile(partial, keptCallsToJson(merged, shape)) || rename(partial.c_str(), path.c_str()) != 0) {
-    unlink(partial.c_str());
-    return InvalidArgument("cannot write " + path);
-  }
+  if (!replaceTextFile(path, keptCallsToJson(merged, shape))) return InvalidArgument("cannot write " + path);
   return Status::Ok();
 }
 

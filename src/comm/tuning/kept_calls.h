@@ -58,6 +58,12 @@ std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const st
 // model's prediction at their sizes.
 void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* tuning);
 
+// What the times are kept for: the layout (NodeLayout::describe: every
+// rank's node), the ranks sharing rank 0's cores and how many, the network
+// and its stated rate, and the hash of every setting ranks must share.
+std::string keptCallsShape(const std::string& layout, int sharing, int cores, const std::string& net, double gbps,
+                           uint64_t settingsHash);
+
 // The file: JSON naming the shape it was kept for. Read: only a file of
 // this user's, of that shape, whose entries are all sane; else none.
 std::string keptCallsPath(const std::string& dir, const std::string& shape);

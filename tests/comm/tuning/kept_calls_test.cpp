@@ -174,6 +174,22 @@ TEST(KeptCalls, AStrangersFileGivesNothing) {
     EXPECT_TRUE(keptCallsFromJson(text, kShape).empty()) << text;
 }
 
+// Every part of the shape names it, however long the layout (a fixed buffer
+// once cut a 64-rank layout's shape short of its settings).
+TEST(KeptCalls, TheShapeKeepsEveryPartOfALongLayout) {
+  std::string layout = "64 rank(s) on 8 node(s):";
+  for (int n = 0; n < 8; ++n) {
+    layout += " [";
+    for (int i = 0; i < 8; ++i) layout += (i ? " " : "") + std::to_string(n * 8 + i);
+    layout += "]";
+  }
+  const std::string shape = keptCallsShape(layout, 8, 16, "ib", 200, 0x1234);
+  EXPECT_NE(shape.find(layout), std::string::npos) << shape;
+  EXPECT_NE(shape.find("settings 0000000000001234"), std::string::npos) << shape;
+  EXPECT_NE(shape, keptCallsShape(layout, 8, 16, "ib", 200, 0x1235));
+  EXPECT_NE(shape, keptCallsShape(layout, 8, 16, "socket", 200, 0x1234));
+}
+
 // Written, then merged on the next write; a file of another user's is not read.
 TEST(KeptCalls, WritesMergeIntoTheFile) {
   tutti_test::TempDir dir;
