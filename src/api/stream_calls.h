@@ -1,11 +1,11 @@
 // Device buffers at the API: where a call's buffers live, checked, and the
-// hand-over of device calls to the stream gates (src/comm/stream_gates.h).
+// hand-over of device calls to the stream gates (src/comm/device_calls/stream_gates.h).
 #pragma once
 
 #include <vector>
 
 #include "src/api/comm_handle.h"
-#include "src/comm/stream_gates.h"
+#include "src/comm/device_calls/stream_gates.h"
 #include "src/device/device_runtime.h"
 
 namespace tutti {
@@ -25,7 +25,7 @@ inline Status buffersOnDevice(const Communicator& comm, const void* sendbuff, co
 }
 
 // Queues the device calls of each communicator (one batch each) on their
-// streams, on src/comm/stream_gates.h's terms; `api` names the call in errors.
+// streams, on src/comm/device_calls/stream_gates.h's terms; `api` names the call in errors.
 Status enqueueDeviceCalls(std::vector<StreamBatch>& batches, const char* api);
 
 }  // namespace tutti

@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "src/comm/flight_recorder.h"
-#include "src/comm/progress_board.h"
+#include "src/comm/diagnosis/flight_recorder.h"
+#include "src/comm/diagnosis/progress_board.h"
 #include "src/common/status.h"
 
 namespace tutti {

@@ -10,9 +10,9 @@
 
 #include "tutti/tutti.h"
 #include "src/comm/group.h"
-#include "src/comm/hang_report.h"
+#include "src/comm/diagnosis/hang_report.h"
 #include "src/comm/tuning/link_probe.h"
-#include "src/comm/progress_service.h"
+#include "src/comm/diagnosis/progress_service.h"
 #include "src/common/config.h"
 #include "src/common/hash.h"
 #include "src/common/interfaces.h"

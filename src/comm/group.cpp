@@ -4,7 +4,7 @@
 #include <map>
 
 #include "kernels/reducer.h"
-#include "src/comm/call_check.h"
+#include "src/comm/diagnosis/call_check.h"
 #include "src/common/clock.h"
 #include "src/common/log.h"
 

@@ -116,7 +116,7 @@ constexpr int kP2PChannel = -1;
 constexpr int kOneShotChannel = -2;
 constexpr size_t kOneShotSlotBytes = 128 << 10;
 constexpr int kOneShotSlots = 4;
-// One-shot calls of one host meet in the host block (src/comm/host_block.h)
+// One-shot calls of one host meet in the host block (src/comm/small_calls/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.
 // Its slots shrink as ranks grow, so the block stays within a budget of
 // shared memory; past kHostBlockMaxRanks small calls take rings.

@@ -66,7 +66,7 @@ struct TuneContext {
   size_t maxChunkBytes = 128 << 10;
   AlgoFilter filter;
   // One host, shared memory: one-shot calls whose input fits a slot meet in
-  // the host block (src/comm/small_calls.h), a cache line's trip with no
+  // the host block (src/comm/small_calls/small_calls.h), a cache line's trip with no
   // connection or chunk bookkeeping.
   bool hostBlock = false;
   // Measured (src/comm/tuning/link_probe.h): an all-reduce's time by algorithm at

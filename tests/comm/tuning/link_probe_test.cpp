@@ -36,9 +36,11 @@ TEST(LinkProbe, RoundsArePermutationsInsideAndAcrossNodes) {
         for (int r = 0; r < l.nranks(); ++r) {
           EXPECT_EQ(intraRound(l, r).next >= 0, per > 1);
           EXPECT_EQ(netRound(l, r).next >= 0, nodes > 1);
-          if (nodes > 1) EXPECT_EQ(netRound(l, r).streams, per);  // a node's ranks all stream
-          // Across: the same place on the next node.
-          if (nodes > 1) EXPECT_EQ(l.localIndex(netRound(l, r).next), l.localIndex(r));
+          if (nodes > 1) {
+            EXPECT_EQ(netRound(l, r).streams, per);  // a node's ranks all stream
+            // Across: the same place on the next node.
+            EXPECT_EQ(l.localIndex(netRound(l, r).next), l.localIndex(r));
+          }
         }
       }
 }

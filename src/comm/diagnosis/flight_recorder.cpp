@@ -1,4 +1,4 @@
-#include "src/comm/flight_recorder.h"
+#include "src/comm/diagnosis/flight_recorder.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "kernels/dtype.h"
-#include "src/comm/hang_report.h"
+#include "src/comm/diagnosis/hang_report.h"
 #include "src/common/clock.h"
 #include "src/common/config.h"
 #include "src/common/log.h"

@@ -19,8 +19,8 @@
 
 #include "kernels/reducer.h"
 #include "src/comm/collective_args.h"
-#include "src/comm/flight_recorder.h"
-#include "src/comm/host_block.h"
+#include "src/comm/diagnosis/flight_recorder.h"
+#include "src/comm/small_calls/host_block.h"
 #include "src/exec/executor.h"
 #include "src/plan/tuner.h"
 

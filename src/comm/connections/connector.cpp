@@ -1,4 +1,4 @@
-#include "src/comm/connector.h"
+#include "src/comm/connections/connector.h"
 
 #include <string>
 

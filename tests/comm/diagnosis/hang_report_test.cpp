@@ -1,13 +1,13 @@
 // The words of a timeout: who holds the call up, in what state, and who
 // waits. The facts are made up here; the trials (stopped_rank_trials_test)
 // gather real ones.
-#include "src/comm/hang_report.h"
+#include "src/comm/diagnosis/hang_report.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "kernels/dtype.h"
-#include "src/comm/progress_board.h"
+#include "src/comm/diagnosis/progress_board.h"
 #include "src/plan/plan.h"
 
 namespace tutti {

@@ -1,7 +1,7 @@
 // The host block's rings: which ring a chunk lies in, how far ahead of its
 // readers a rank may run with it, and that the chunks a ring holds at once
 // never share a byte (with each other or with another ring's).
-#include "src/comm/host_block.h"
+#include "src/comm/small_calls/host_block.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "src/comm/small_calls.h"
+#include "src/comm/small_calls/small_calls.h"
 
 #include <sched.h>
 

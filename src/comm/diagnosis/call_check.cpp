@@ -1,9 +1,9 @@
-#include "src/comm/call_check.h"
+#include "src/comm/diagnosis/call_check.h"
 
 #include <vector>
 
 #include "src/comm/group.h"
-#include "src/comm/hang_report.h"
+#include "src/comm/diagnosis/hang_report.h"
 
 namespace tutti {
 

@@ -1,4 +1,4 @@
-// Small calls on the host block (src/comm/small_calls.h): many back-to-back
+// Small calls on the host block (src/comm/small_calls/small_calls.h): many back-to-back
 // calls of every kind, roots, dtypes, counts up to a full slot, in place and
 // not, with ranks made to lag now and then so writers wait for readers and
 // sleepers are woken. Every element of every call is checked against a sum

@@ -1,4 +1,4 @@
-#include "src/comm/hang_report.h"
+#include "src/comm/diagnosis/hang_report.h"
 
 #include <algorithm>
 

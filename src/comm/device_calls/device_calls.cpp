@@ -1,4 +1,4 @@
-#include "src/comm/device_calls.h"
+#include "src/comm/device_calls/device_calls.h"
 
 #include <algorithm>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "src/comm/connections.h"
+#include "src/comm/connections/connections.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "src/comm/stream_gates.h"
+#include "src/comm/device_calls/stream_gates.h"
 
 #include <memory>
 

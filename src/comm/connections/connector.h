@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "src/bootstrap/exchange.h"
-#include "src/comm/connection_table.h"
+#include "src/comm/connections/connection_table.h"
 #include "src/device/device_runtime.h"
 #include "src/device/op_queue.h"
 #include "transport/transport.h"

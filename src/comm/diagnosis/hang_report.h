@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/comm/progress_service.h"
+#include "src/comm/diagnosis/progress_service.h"
 #include "src/exec/executor.h"
 
 namespace tutti {

@@ -1,4 +1,4 @@
-#include "src/comm/progress_service.h"
+#include "src/comm/diagnosis/progress_service.h"
 
 #include <poll.h>
 
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "src/bootstrap/unique_id.h"
-#include "src/comm/progress_board.h"
+#include "src/comm/diagnosis/progress_board.h"
 #include "src/common/log.h"
 #include "src/common/newcomers.h"
 

@@ -1,4 +1,4 @@
-#include "src/comm/progress_board.h"
+#include "src/comm/diagnosis/progress_board.h"
 
 #include <map>
 #include <mutex>

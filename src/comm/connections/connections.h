@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "src/bootstrap/socket_bootstrap.h"
-#include "src/comm/connection_table.h"
-#include "src/comm/connector.h"
+#include "src/comm/connections/connection_table.h"
+#include "src/comm/connections/connector.h"
 #include "src/device/device_runtime.h"
 #include "transport/transport.h"
 

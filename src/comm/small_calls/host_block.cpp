@@ -1,4 +1,4 @@
-#include "src/comm/host_block.h"
+#include "src/comm/small_calls/host_block.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
