@@ -33,13 +33,11 @@ std::pair<std::string, int> runTraceTool(const std::string& files) {
   return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
-std::string tempDir() {
-  char dir[] = "/tmp/tutti-trace-XXXXXX";
-  return mkdtemp(dir) ? dir : "/tmp";
-}
 
 TEST(FlightRecorder, SignalWritesTheLastCallsAndTheToolNamesTheRankBehind) {
-  const std::string dir = tempDir();
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   auto outcomes = runRanks(3, [dir](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -75,11 +73,12 @@ TEST(FlightRecorder, SignalWritesTheLastCallsAndTheToolNamesTheRankBehind) {
   EXPECT_NE(out.find("rank 2 behind: last call #20 tuttiAllReduce(count 1000 float, sum) (ok), others reached #21"),
             std::string::npos) << out;
   EXPECT_EQ(out.find("differs"), std::string::npos) << out;
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(FlightRecorder, TheToolNamesTheFirstCallWhereRanksDiffer) {
-  const std::string dir = tempDir();
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -101,16 +100,16 @@ TEST(FlightRecorder, TheToolNamesTheFirstCallWhereRanksDiffer) {
   EXPECT_NE(out.find("call #6 differs:\n    rank 0 called tuttiAllReduce(count 1024 float, sum)\n"
                      "    rank 1 called tuttiBroadcast(count 1024 float, root 1)"),
             std::string::npos) << out;
-  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(FlightRecorder, TheToolRefusesWhatIsNotARecord) {
-  const std::string dir = tempDir();
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   std::ofstream(dir + "/bad.jsonl") << "{\"rank\": 0,\n";
   auto [out, status] = runTraceTool(dir + "/bad.jsonl");
   EXPECT_EQ(status, 2) << out;
   EXPECT_NE(out.find("line 1 is not a flight recorder record"), std::string::npos) << out;
-  std::system(("rm -rf " + dir).c_str());
 }
 
 // The line of `out` holding `needle`, split at blanks ({} when none).
@@ -125,7 +124,9 @@ std::vector<std::string> wordsOfLineWith(const std::string& out, const std::stri
 }
 
 TEST(FlightRecorder, DriftSetsEachKindOfCallsTimeBesideItsPrediction) {
-  const std::string dir = tempDir();
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   auto outcomes = runRanks(2, [](const RankContext& ctx) -> std::string {
     tuttiComm_t comm = nullptr;
     std::string err = initComm(ctx, &comm);
@@ -172,7 +173,6 @@ TEST(FlightRecorder, DriftSetsEachKindOfCallsTimeBesideItsPrediction) {
   auto [none, noneStatus] = runTraceTool("--drift " + dir + "/sends.jsonl");
   EXPECT_EQ(noneStatus, 2) << none;
   EXPECT_NE(none.find("no priced call"), std::string::npos) << none;
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

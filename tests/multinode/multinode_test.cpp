@@ -188,8 +188,9 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNodeDevice,
 // One all-reduce, checked; the log must show the interface init chose.
 TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
   SKIP_WITHOUT_NODES(3);
-  char dir[] = "/tmp/tutti-ifname-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   for (const char* spec : {"data", "=data0", "^side,lo"}) {
     std::string log = std::string(dir) + "/log.%p";
     auto outcomes = runRanks(
@@ -202,7 +203,7 @@ TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
           Case c{Coll::kAllReduce, tuttiFloat32, tuttiSum, 1000, false, 0, 99};
           f += runCase(comm, ctx.rank, ctx.nranks, c);
           tuttiCommDestroy(comm);
-          std::string text = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+          std::string text = slurp(dir + "/log." + std::to_string(getpid()));
           if (text.find("interface data0 (10.77.0.") == std::string::npos)
             f += "the log does not show interface data0: " + text.substr(0, 300);
           return f;
@@ -211,7 +212,6 @@ TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
         300);
     EXPECT_EQ(summarize(outcomes), "") << "TUTTI_SOCKET_IFNAME=" << spec;
   }
-  std::system((std::string("rm -rf ") + dir).c_str());
 }
 
 // Two nodes of two ranks: init measures the links (inside and between
@@ -220,8 +220,9 @@ TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
 // model's prediction (TUNING). TUTTI_MEASURE_LINKS=0 measures nothing.
 TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
   SKIP_WITHOUT_NODES(2);
-  char dir[] = "/tmp/tutti-tuning-XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
+  TempDir scratch;
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string dir = scratch.path;
   for (const char* measure : {"1", "0"}) {
     std::string log = std::string(dir) + "/log.%p";
     auto outcomes = runRanks(
@@ -234,7 +235,7 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
           for (size_t count : {size_t(2), size_t(1) << 18})
             f += runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, count, false, 0, 5});
           tuttiCommDestroy(comm);
-          const std::string text = slurp(std::string(dir) + "/log." + std::to_string(getpid()));
+          const std::string text = slurp(dir + "/log." + std::to_string(getpid()));
           const size_t at = text.find("links measured with every rank busy: inside nodes ");
           if (std::string(measure) == "0") {
             if (at != std::string::npos) f += "TUTTI_MEASURE_LINKS=0 measured the links";
@@ -261,7 +262,6 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
         300);
     EXPECT_EQ(summarize(outcomes), "") << "TUTTI_MEASURE_LINKS=" << measure;
   }
-  std::system((std::string("rm -rf ") + dir).c_str());
 }
 
 TEST(MultiNodeInterfaces, UnreachableInterfaceFailsNamingItWithinTheTimeout) {
