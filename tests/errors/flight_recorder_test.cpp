@@ -33,7 +33,6 @@ std::pair<std::string, int> runTraceTool(const std::string& files) {
   return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
-
 TEST(FlightRecorder, SignalWritesTheLastCallsAndTheToolNamesTheRankBehind) {
   TempDir scratch;
   ASSERT_FALSE(scratch.path.empty());

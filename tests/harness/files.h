@@ -16,6 +16,9 @@ struct TempDir {
     char tmpl[] = "/tmp/tutti-test-XXXXXX";
     path = mkdtemp(tmpl) ? tmpl : "";
   }
+  // One owner: a copy would remove the directory under the other.
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
   ~TempDir() {
     if (!path.empty()) (void)!system(("rm -rf " + path).c_str());
   }

@@ -192,7 +192,7 @@ TEST(MultiNodeInterfaces, PrefixExactAndExclusionChooseData0) {
   ASSERT_FALSE(scratch.path.empty());
   const std::string dir = scratch.path;
   for (const char* spec : {"data", "=data0", "^side,lo"}) {
-    std::string log = std::string(dir) + "/log.%p";
+    std::string log = dir + "/log.%p";
     auto outcomes = runRanks(
         3,
         [dir](const RankContext& ctx) -> std::string {
@@ -224,7 +224,7 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
   ASSERT_FALSE(scratch.path.empty());
   const std::string dir = scratch.path;
   for (const char* measure : {"1", "0"}) {
-    std::string log = std::string(dir) + "/log.%p";
+    std::string log = dir + "/log.%p";
     auto outcomes = runRanks(
         4,
         [dir, measure](const RankContext& ctx) -> std::string {
