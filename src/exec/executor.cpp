@@ -13,6 +13,12 @@ namespace tutti {
 
 namespace {
 
+// Elements in a chunk of `bytes` of data (a tag, if any, comes on top).
+size_t chunkElems(const Work& w, size_t bytes) {
+  const size_t n = bytes / dtypeSize(w.dtype);
+  return n ? n : 1;
+}
+
 // Where one channel of one Work has got to.
 struct Cursor {
   Work* work;
@@ -43,6 +49,11 @@ struct Cursor {
     phaseBegin = step = begin;
     phaseEnd = phase < starts.size() ? starts[phase] : program->steps.size();
     iteration = iterations = sentAhead = 0;
+    if (phase < program->phaseLinks.size()) {
+      const size_t slot = work->oneShotSlotBytes[static_cast<int>(program->phaseLinks[phase])];
+      const size_t tagBytes = work->tag ? kChunkTagBytes : 0;
+      chunk = chunkElems(*work, slot > tagBytes ? slot - tagBytes : 0);
+    }
     for (size_t i = phaseBegin; i < phaseEnd; ++i)
       iterations = std::max(iterations, (program->steps[i].count + chunk - 1) / chunk);
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
@@ -61,10 +72,6 @@ struct Cursor {
   }
 };
 
-size_t chunkElems(const Work& w) {
-  size_t n = w.chunkBytes / dtypeSize(w.dtype);
-  return n ? n : 1;
-}
 
 enum class Advance { kProgress, kBlocked, kError };
 
@@ -369,9 +376,9 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
 
 Advance Run::advance(Cursor& c, Status* error) {
   const size_t es = dtypeSize(c.work->dtype);
-  const size_t chunk = chunkElems(*c.work);
   while (!c.finished()) {
     const Step& s = c.program->steps[c.step];
+    const size_t chunk = c.chunk;  // the phase's
     const size_t offset = c.iteration * chunk;
     // This step's range is shorter than others', or its chunk went ahead.
     if (offset >= s.count || (c.step == c.phaseBegin && c.sentAhead > c.iteration)) {
@@ -583,7 +590,7 @@ Status Run::go() {
   for (size_t i = 0; i < count_; ++i) {
     for (const ChannelProgram& p : works_[i].plan->channels) {
       Cursor c{&works_[i], &p};
-      c.chunk = chunkElems(works_[i]);
+      c.chunk = chunkElems(works_[i], works_[i].chunkBytes);
       c.startPhase(0);
       cursors_.push_back(c);
     }

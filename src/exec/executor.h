@@ -81,7 +81,10 @@ struct Work {
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;
   int nranks = 1;  // divisor for avg
-  size_t chunkBytes = 0;  // slot size: every rank must use the same
+  size_t chunkBytes = 0;  // a chunk's data: every rank must use the same
+  // The one-shot channel's slots, by OneShotLink: a phase of ChannelProgram::
+  // phaseLinks fills its kind's (less the tag) instead of chunkBytes.
+  size_t oneShotSlotBytes[2] = {kOneShotSlotBytesInside, kOneShotSlotBytes};
   // Nonzero: every chunk carries this word (the call's signature, hashed)
   // in kChunkTagBytes after its data, and a chunk with another is refused
   // as another call's. Sends are then copies, never by reference.

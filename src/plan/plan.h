@@ -72,6 +72,9 @@ void forEachRecvPeer(const Step& step, int self, F&& f) {
     if (j != self) f(j);
 }
 
+// Between ranks of one node (shared memory), or of two.
+enum class OneShotLink : uint8_t { kInsideNode, kAcrossNodes };
+
 struct ChannelProgram {
   int channel = 0;  // which set of connections; kP2PChannel for send/recv
   std::vector<Step> steps;
@@ -94,6 +97,11 @@ struct ChannelProgram {
   // (SendConnection::postTaggedReference). Not so where a round sends a
   // range and adds the peer's into it (recursive doubling).
   bool sentBytesStay = false;
+  // One-shot programs: the kind of link whose slots each phase's chunks
+  // fill (entry i for phase i; the last for any phase past it), sized by
+  // Work::oneShotSlotBytes. Both ends of a connection must cut its data
+  // alike, so every rank's plan derives these from the same layout.
+  std::vector<OneShotLink> phaseLinks;
 
   // Empty, on `channel`, every flag at its default. Plans are rebuilt in
   // place call after call (keeping the steps' memory): a flag one plan set
@@ -104,6 +112,7 @@ struct ChannelProgram {
     phaseStarts.clear();
     sendsAhead = false;
     sentBytesStay = false;
+    phaseLinks.clear();
   }
 };
 
@@ -113,9 +122,24 @@ constexpr int kP2PChannel = -1;
 // make. Halving-doubling streams large calls over them a slot at a time:
 // across 4 namespace nodes, 128 KiB slots took 16-64 MiB in 0.8-0.9x the
 // time of 32 KiB ones (a chunk's syscalls and wake-ups, a quarter as many).
+// Inside a node (shared memory) smaller chunks, more of them in flight, let
+// a reduce follow the copy sooner: across 2 x 2 namespace nodes, 8 slots of
+// 64 KiB took 1 MiB in 0.6-0.9x the time of 4 of 128 KiB; on sockets they
+// took 16-64 MiB in 1.1-1.4x (bench/results/one_shot_slots.md). The same
+// memory either way.
 constexpr int kOneShotChannel = -2;
-constexpr size_t kOneShotSlotBytes = 128 << 10;
+constexpr size_t kOneShotSlotBytes = 128 << 10;  // between nodes
 constexpr int kOneShotSlots = 4;
+constexpr size_t kOneShotSlotBytesInside = 64 << 10;  // between ranks of one node
+constexpr int kOneShotSlotsInside = 8;
+struct OneShotSlots {
+  size_t bytes;
+  int count;
+};
+inline OneShotSlots oneShotSlotsOf(OneShotLink k) {
+  return k == OneShotLink::kInsideNode ? OneShotSlots{kOneShotSlotBytesInside, kOneShotSlotsInside}
+                                    : OneShotSlots{kOneShotSlotBytes, kOneShotSlots};
+}
 // One-shot calls of one host meet in the host block (src/comm/small_calls/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.
 // Its slots shrink as ranks grow, so the block stays within a budget of

@@ -35,6 +35,14 @@ void planRecursiveDoublingChannel(const PlanRequest& r, int channel, Plan* plan,
 // one program on the one-shot channel; recursive doubling's where the layout
 // does not fit them.
 void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used);
+// ChannelProgram::phaseLinks of a one-shot program (one_shot_slots.cpp):
+// - setPhaseLinksByPeers: each phase the kind of its connections, for a program
+//   whose every phase talks to one kind of link only (inside its node, or
+//   across), as the same exchange's phase does at the other end;
+// - setPhaseLinksNarrowest: narrowestOneShotLink, one chunk size for the whole
+//   call, for any other program.
+void setPhaseLinksByPeers(const PlanRequest& r, ChannelProgram* program);
+void setPhaseLinksNarrowest(const PlanRequest& r, ChannelProgram* program);
 // Scratch of the algorithms that need it (AlgorithmEntry::scratch).
 void treeScratch(const PlanRequest& r, Plan* plan);
 void orderedScratch(const PlanRequest& r, Plan* plan);

@@ -33,6 +33,8 @@ void buildPlan(const PlanRequest& r, Plan* plan) {
   size_t used = 0;
   for (int c = 0; c < req.nchannels; ++c) e->planChannel(req, c, plan, &used);
   plan->channels.resize(used);
+  for (ChannelProgram& p : plan->channels)
+    if (p.channel == kOneShotChannel && p.phaseLinks.empty()) setPhaseLinksNarrowest(req, &p);
   if (e->scratch) e->scratch(req, plan);
 }
 

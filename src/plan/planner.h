@@ -40,6 +40,10 @@ struct PlanRequest {
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).
 void buildPlan(const PlanRequest& request, Plan* plan);
 
+// The kind of link with the smallest one-shot slots among the pairs of
+// ranks in `layout` (in any layout: null): its chunks fit every connection.
+OneShotLink narrowestOneShotLink(const NodeLayout* layout);
+
 // Whether the two-level all-reduces fit the layout: several nodes, each of
 // the same power-of-two number of ranks, at least `minRanksPerNode`
 // (two_level_plan.cpp).

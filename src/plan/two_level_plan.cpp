@@ -138,6 +138,9 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
 
   // All-gather inside the node: double the blocks held each round.
   for (int k = 1; k < perNode; k *= 2) steps.doubleUp(all, perNode, local, k, localRank(local ^ k));
+  // Each phase above swaps inside the node or across it, never both, and
+  // its partner's phase holds the same swap.
+  setPhaseLinksByPeers(r, &program);
 }
 
 }  // namespace tutti

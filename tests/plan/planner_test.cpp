@@ -96,7 +96,7 @@ class MemoryFabric {
   Ends& ends(int c, int from, int to) {
     Ends& e = pipes_[{c, from, to}];
     if (!e.pipe) {
-      e.pipe = std::make_unique<MemoryPipe>(64, 3);  // 16 int32 per chunk, 3 slots
+      e.pipe = std::make_unique<MemoryPipe>(128, 3);  // fits every chunk below, 3 slots
       e.send = std::make_unique<MemorySend>(e.pipe.get());
       e.recv = std::make_unique<MemoryRecv>(e.pipe.get());
     }
@@ -162,7 +162,12 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
     w.nranks = n;
     w.rank = r;
     w.peers = fabric.peers(r);
+    // Tiny chunks, so chunking and pipelining are exercised at every size:
+    // 16 int32, and on the one-shot channel 16 inside a node and 32 across
+    // (as there, the two ends of a connection must cut its data alike).
     w.chunkBytes = 64;
+    w.oneShotSlotBytes[static_cast<int>(OneShotLink::kInsideNode)] = 64;
+    w.oneShotSlotBytes[static_cast<int>(OneShotLink::kAcrossNodes)] = 128;
     if (inPlace) {
       size_t at = coll == Collective::kAllGather ? r * count : 0;
       std::copy(in[r].begin(), in[r].end(), out[r].begin() + at);
@@ -336,6 +341,35 @@ TEST(Plans, AvgDividesOnceAtTheEnd) {
       for (size_t i = 0; i < 50; ++i)
         ASSERT_EQ(out[r][i], (input(0, i) + input(1, i) + input(2, i)) / 3) << algorithmName(a);
   }
+}
+
+// Halving-doubling's swaps inside a node fill that link's slots and those
+// across fill the other's; recursive doubling, whose one phase talks to
+// both, takes the narrowest for the whole call, and where every node holds
+// one rank, that is the across slots.
+TEST(Plans, OneShotChunksFollowTheLinkOfEachPhase) {
+  auto linksOf = [](const NodeLayout& layout, Algorithm a, int rank) {
+    std::vector<std::vector<int>> rings{layout.ring(0, RingOrder::kTopo)};
+    PlanRequest req;
+    req.algorithm = a;
+    req.nranks = layout.nranks();
+    req.rank = rank;
+    req.count = 1 << 20;
+    req.rings = &rings;
+    req.layout = &layout;
+    Plan p;
+    buildPlan(req, &p);
+    EXPECT_EQ(p.channels.size(), 1u);
+    return p.channels[0].phaseLinks;
+  };
+  using L = OneShotLink;
+  const NodeLayout twoByTwo = NodeLayout::uniform(2, 2, false, 1, 10, 4);
+  // Halve inside, halve across, double across, double inside.
+  EXPECT_EQ(linksOf(twoByTwo, Algorithm::kHalvingDoubling, 1),
+            (std::vector<L>{L::kInsideNode, L::kAcrossNodes, L::kAcrossNodes, L::kInsideNode}));
+  EXPECT_EQ(linksOf(twoByTwo, Algorithm::kRecursiveDoubling, 1), std::vector<L>{L::kInsideNode});
+  EXPECT_EQ(linksOf(NodeLayout::uniform(4, 1, false, 1, 10, 4), Algorithm::kRecursiveDoubling, 1),
+            std::vector<L>{L::kAcrossNodes});
 }
 
 }  // namespace

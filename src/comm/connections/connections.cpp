@@ -64,9 +64,11 @@ ConnectionSpec Connections::specFor(Memory m, int channel, int peer, int sender)
   spec.connectionId = ConnectionTable::connectionId(m, channel, sender);
   spec.slotBytes = m == Memory::kDevice ? settings_.deviceSlotBytes : settings_.hostSlotBytes;
   spec.nslots = settings_.nslots;
-  if (channel == kOneShotChannel) {
-    spec.slotBytes = kOneShotSlotBytes;
-    spec.nslots = kOneShotSlots;
+  if (channel == kOneShotChannel) {  // by the kind of link, as plans cut their chunks
+    const bool hostMate = spec.peer->hostHash == spec.self->hostHash;
+    const OneShotSlots slots = oneShotSlotsOf(hostMate ? OneShotLink::kInsideNode : OneShotLink::kAcrossNodes);
+    spec.slotBytes = slots.bytes;
+    spec.nslots = slots.count;
   }
   spec.timeoutSeconds = settings_.timeoutSeconds;
   spec.abort = settings_.abort;
