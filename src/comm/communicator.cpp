@@ -466,7 +466,7 @@ Status Communicator::prepare(const CollectiveArgs& a, Plan* plan, Work* work) {
   }
   // Device chunks fill their connections' slots: one worker op per chunk and step.
   work->chunkBytes = device ? config_.deviceSlotBytes : choice.chunkBytes;
-  if (work->tag) work->chunkBytes = oneShotSlotsOf(narrowestOneShotLink(&layout())).bytes - kChunkTagBytes;
+  if (work->tag) work->chunkBytes = oneShotSlotsOf(narrowestOneShotLink(&layout())).chunkDataBytes;
   if (!p2p)
     TUTTI_INFO(kSubsysTuning, "%s #%llu %zu bytes of %s memory: %s, %d channel(s), %zu KiB chunks (predicted %.1f us)",
                collectiveName(a.collective), static_cast<unsigned long long>(sequence_),

@@ -49,14 +49,17 @@ struct Cursor {
     phaseBegin = step = begin;
     phaseEnd = phase < starts.size() ? starts[phase] : program->steps.size();
     iteration = iterations = sentAhead = 0;
-    if (phase < program->phaseLinks.size()) {
-      const size_t slot = work->oneShotSlotBytes[static_cast<int>(program->phaseLinks[phase])];
-      const size_t tagBytes = work->tag ? kChunkTagBytes : 0;
-      chunk = chunkElems(*work, slot > tagBytes ? slot - tagBytes : 0);
-    }
-    for (size_t i = phaseBegin; i < phaseEnd; ++i)
-      iterations = std::max(iterations, (program->steps[i].count + chunk - 1) / chunk);
+    size_t longest = 0;
+    for (size_t i = phaseBegin; i < phaseEnd; ++i) longest = std::max(longest, program->steps[i].count);
+    if (phase < program->phaseLinks.size()) chunk = oneShotChunk(longest);
+    iterations = (longest + chunk - 1) / chunk;
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
+  }
+  // Elements a chunk of the phase whose longest step is `longest`: whole
+  // if it fits one slot of the phase's link, else that link's chunks.
+  size_t oneShotChunk(size_t longest) const {
+    const OneShotSlots& slots = work->oneShotSlots[static_cast<int>(program->phaseLinks[phase])];
+    return chunkElems(*work, longest * dtypeSize(work->dtype) <= slots.dataBytes ? slots.dataBytes : slots.chunkDataBytes);
   }
   void nextPhase() {
     const size_t end = phaseEnd;

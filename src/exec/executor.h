@@ -83,8 +83,8 @@ struct Work {
   int nranks = 1;  // divisor for avg
   size_t chunkBytes = 0;  // a chunk's data: every rank must use the same
   // The one-shot channel's slots, by OneShotLink: a phase of ChannelProgram::
-  // phaseLinks fills its kind's (less the tag) instead of chunkBytes.
-  size_t oneShotSlotBytes[2] = {kOneShotSlotBytesInside, kOneShotSlotBytes};
+  // phaseLinks cuts its data to its kind's instead of chunkBytes.
+  OneShotSlots oneShotSlots[2] = {kOneShotSlotsInside, kOneShotSlotsAcross};
   // Nonzero: every chunk carries this word (the call's signature, hashed)
   // in kChunkTagBytes after its data, and a chunk with another is refused
   // as another call's. Sends are then copies, never by reference.
@@ -98,6 +98,7 @@ struct Work {
 };
 
 constexpr size_t kChunkTagBytes = sizeof(uint64_t);
+static_assert(kChunkTagBytes <= kOneShotTagRoom, "one-shot slots leave room for a tag");
 
 struct ExecOptions {
   int spinCount = 2000;

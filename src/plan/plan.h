@@ -122,23 +122,27 @@ constexpr int kP2PChannel = -1;
 // make. Halving-doubling streams large calls over them a slot at a time:
 // across 4 namespace nodes, 128 KiB slots took 16-64 MiB in 0.8-0.9x the
 // time of 32 KiB ones (a chunk's syscalls and wake-ups, a quarter as many).
-// Inside a node (shared memory) smaller chunks, more of them in flight, let
-// a reduce follow the copy sooner: across 2 x 2 namespace nodes, 8 slots of
-// 64 KiB took 1 MiB in 0.6-0.9x the time of 4 of 128 KiB; on sockets they
-// took 16-64 MiB in 1.1-1.4x (bench/results/one_shot_slots.md). The same
-// memory either way.
+// Inside a node (shared memory) a phase longer than a slot goes in half
+// slots, 8 in flight, so a reduce follows the copy sooner: across 2 x 2
+// namespace nodes 1 MiB took 0.7-0.9x the time of 128 KiB chunks 4 at a
+// time; a shorter phase goes whole, as 256 KiB ran up to 1.5x longer cut
+// (bench/results/one_shot_slots.md). On sockets, 64 KiB chunks took
+// 16-64 MiB in 1.1-1.4x the time. Inside slots take 1 MiB a connection.
 constexpr int kOneShotChannel = -2;
-constexpr size_t kOneShotSlotBytes = 128 << 10;  // between nodes
-constexpr int kOneShotSlots = 4;
-constexpr size_t kOneShotSlotBytesInside = 64 << 10;  // between ranks of one node
-constexpr int kOneShotSlotsInside = 8;
+// Bytes of data; a slot has room for a chunk's tag after them.
 struct OneShotSlots {
-  size_t bytes;
+  size_t dataBytes;
   int count;
+  size_t chunkDataBytes;  // a phase longer than one slot is cut into chunks of this
 };
+constexpr size_t kOneShotTagRoom = 64;
+// Across: slots of 128 KiB, the tag's room included. Inside: 128 KiB of
+// data, so a 256 KiB call's halves go whole.
+constexpr OneShotSlots kOneShotSlotsAcross{(128 << 10) - kOneShotTagRoom, 4, (128 << 10) - kOneShotTagRoom};
+constexpr OneShotSlots kOneShotSlotsInside{128 << 10, 8, 64 << 10};
+constexpr size_t kOneShotSlotBytes = 128 << 10;  // across nodes: the chunk the tuner prices
 inline OneShotSlots oneShotSlotsOf(OneShotLink k) {
-  return k == OneShotLink::kInsideNode ? OneShotSlots{kOneShotSlotBytesInside, kOneShotSlotsInside}
-                                    : OneShotSlots{kOneShotSlotBytes, kOneShotSlots};
+  return k == OneShotLink::kInsideNode ? kOneShotSlotsInside : kOneShotSlotsAcross;
 }
 // One-shot calls of one host meet in the host block (src/comm/small_calls/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.

@@ -163,11 +163,11 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
     w.rank = r;
     w.peers = fabric.peers(r);
     // Tiny chunks, so chunking and pipelining are exercised at every size:
-    // 16 int32, and on the one-shot channel 16 inside a node and 32 across
-    // (as there, the two ends of a connection must cut its data alike).
+    // 16 int32, and on the one-shot channel 16 (or 8) inside a node and 32
+    // across: as there, the two ends of a connection must cut its data alike.
     w.chunkBytes = 64;
-    w.oneShotSlotBytes[static_cast<int>(OneShotLink::kInsideNode)] = 64;
-    w.oneShotSlotBytes[static_cast<int>(OneShotLink::kAcrossNodes)] = 128;
+    w.oneShotSlots[static_cast<int>(OneShotLink::kInsideNode)] = OneShotSlots{64, 3, 32};
+    w.oneShotSlots[static_cast<int>(OneShotLink::kAcrossNodes)] = OneShotSlots{128, 3, 128};
     if (inPlace) {
       size_t at = coll == Collective::kAllGather ? r * count : 0;
       std::copy(in[r].begin(), in[r].end(), out[r].begin() + at);
