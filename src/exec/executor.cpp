@@ -75,7 +75,6 @@ struct Cursor {
   }
 };
 
-
 enum class Advance { kProgress, kBlocked, kError };
 
 class Run {

@@ -99,7 +99,7 @@ struct ChannelProgram {
   bool sentBytesStay = false;
   // One-shot programs: the kind of link whose slots each phase's chunks
   // fill (entry i for phase i; the last for any phase past it), sized by
-  // Work::oneShotSlotBytes. Both ends of a connection must cut its data
+  // Work::oneShotSlots. Both ends of a connection must cut its data
   // alike, so every rank's plan derives these from the same layout.
   std::vector<OneShotLink> phaseLinks;
 
@@ -136,11 +136,13 @@ struct OneShotSlots {
   size_t chunkDataBytes;  // a phase longer than one slot is cut into chunks of this
 };
 constexpr size_t kOneShotTagRoom = 64;
-// Across: slots of 128 KiB, the tag's room included. Inside: 128 KiB of
-// data, so a 256 KiB call's halves go whole.
-constexpr OneShotSlots kOneShotSlotsAcross{(128 << 10) - kOneShotTagRoom, 4, (128 << 10) - kOneShotTagRoom};
+// 128 KiB of data a slot, so a 256 KiB call's halves go whole.
+constexpr OneShotSlots kOneShotSlotsAcross{128 << 10, 4, 128 << 10};
 constexpr OneShotSlots kOneShotSlotsInside{128 << 10, 8, 64 << 10};
-constexpr size_t kOneShotSlotBytes = 128 << 10;  // across nodes: the chunk the tuner prices
+// A program whose phases mix links cuts to the inside kind's (narrowestOneShotLink): they must fit across too.
+static_assert(kOneShotSlotsInside.dataBytes <= kOneShotSlotsAcross.dataBytes &&
+              kOneShotSlotsInside.chunkDataBytes <= kOneShotSlotsAcross.chunkDataBytes);
+constexpr size_t kOneShotSlotBytes = kOneShotSlotsAcross.chunkDataBytes;  // the chunk the tuner prices
 inline OneShotSlots oneShotSlotsOf(OneShotLink k) {
   return k == OneShotLink::kInsideNode ? kOneShotSlotsInside : kOneShotSlotsAcross;
 }

@@ -73,7 +73,8 @@ std::vector<Case> matrix(int nranks, bool full) {
       for (tuttiRedOp_t op : {tuttiSum, tuttiProd, tuttiMax, tuttiMin, tuttiAvg}) {
         bool reducing = coll == Coll::kAllReduce || coll == Coll::kReduce || coll == Coll::kReduceScatter;
         if (!reducing && op != tuttiSum) continue;
-        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1023), size_t(65537)})
+        // 32768: a one-shot slot's data exactly, at 4 bytes an element.
+        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1023), size_t(32768), size_t(65537)})
           for (bool inPlace : {false, true})
             cases.push_back({coll, t, op, count, inPlace, static_cast<int>((count + seed) % nranks), seed++});
       }
@@ -112,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
                          ::testing::Values(Layout{3, 2, ""}, Layout{4, 1, ""}, Layout{3, 2, "tree"},
                                            Layout{4, 1, "tree"}, Layout{3, 2, "ring"},
                                            Layout{3, 2, "allreduce:rd"}, Layout{4, 1, "allreduce:rd"},
-                                           Layout{2, 2, "allreduce:twolevel"}, Layout{3, 2, "allreduce:twolevel"},
+                                           Layout{2, 2, "allreduce:rd"}, Layout{2, 2, "allreduce:twolevel"},
+                                           Layout{3, 2, "allreduce:twolevel"}, Layout{2, 2, "allreduce:hd"},
                                            Layout{4, 1, "allreduce:hd"}, Layout{3, 2, "allreduce:hd"}),
                          [](const auto& info) {
                            std::string algo = info.param.algo;
