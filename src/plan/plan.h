@@ -98,9 +98,10 @@ struct ChannelProgram {
   // range and adds the peer's into it (recursive doubling).
   bool sentBytesStay = false;
   // One-shot programs: the kind of link whose slots each phase's chunks
-  // fill (entry i for phase i; the last for any phase past it), sized by
-  // Work::oneShotSlots. Both ends of a connection must cut its data
-  // alike, so every rank's plan derives these from the same layout.
+  // fill (entry i for phase i; a phase past the last entry keeps the chunk
+  // of the phase before), sized by Work::oneShotSlots. Both ends of a
+  // connection must cut its data alike, so every rank's plan derives these
+  // from the same layout.
   std::vector<OneShotLink> phaseLinks;
 
   // Empty, on `channel`, every flag at its default. Plans are rebuilt in
