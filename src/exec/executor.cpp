@@ -56,10 +56,11 @@ struct Cursor {
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
   }
   // Elements a chunk of the phase whose longest step is `longest`: whole
-  // if it fits one slot of the phase's link, else that link's chunks.
+  // if it fits one slot of the phase's link (with its tag), else that link's chunks.
   size_t oneShotChunk(size_t longest) const {
     const OneShotSlots& slots = work->oneShotSlots[static_cast<int>(program->phaseLinks[phase])];
-    return chunkElems(*work, longest * dtypeSize(work->dtype) <= slots.dataBytes ? slots.dataBytes : slots.chunkDataBytes);
+    const size_t dataBytes = slots.slotBytes - (work->tag ? kChunkTagBytes : 0);
+    return chunkElems(*work, longest * dtypeSize(work->dtype) <= dataBytes ? dataBytes : slots.chunkDataBytes);
   }
   void nextPhase() {
     const size_t end = phaseEnd;

@@ -84,7 +84,7 @@ struct Work {
   size_t chunkBytes = 0;  // a chunk's data: every rank must use the same
   // The one-shot channel's slots, by OneShotLink: a phase of ChannelProgram::
   // phaseLinks cuts its data to its kind's instead of chunkBytes.
-  OneShotSlots oneShotSlots[2] = {kOneShotSlotsInside, kOneShotSlotsAcross};
+  OneShotSlots oneShotSlots[kOneShotLinkKinds] = {kOneShotSlotsInside, kOneShotSlotsAcross, kOneShotSlotsBoth};
   // Nonzero: every chunk carries this word (the call's signature, hashed)
   // in kChunkTagBytes after its data, and a chunk with another is refused
   // as another call's. Sends are then copies, never by reference.
@@ -97,8 +97,6 @@ struct Work {
   SharedCallRecord* progress = nullptr;  // this rank's published progress (may be null)
 };
 
-constexpr size_t kChunkTagBytes = sizeof(uint64_t);
-static_assert(kChunkTagBytes <= kOneShotTagRoom, "one-shot slots leave room for a tag");
 
 struct ExecOptions {
   int spinCount = 2000;

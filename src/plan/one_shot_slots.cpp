@@ -8,8 +8,9 @@
 namespace tutti {
 
 OneShotLink narrowestOneShotLink(const NodeLayout* layout) {
-  const bool anyHostMates = !layout || layout->maxRanksPerNode() > 1;
-  return anyHostMates ? OneShotLink::kInsideNode : OneShotLink::kAcrossNodes;
+  if (!layout) return OneShotLink::kBoth;
+  if (layout->nnodes() == 1) return OneShotLink::kInsideNode;
+  return layout->maxRanksPerNode() == 1 ? OneShotLink::kAcrossNodes : OneShotLink::kBoth;
 }
 
 void setPhaseLinksNarrowest(const PlanRequest& r, ChannelProgram* program) {

@@ -72,8 +72,10 @@ void forEachRecvPeer(const Step& step, int self, F&& f) {
     if (j != self) f(j);
 }
 
-// Between ranks of one node (shared memory), or of two.
-enum class OneShotLink : uint8_t { kInsideNode, kAcrossNodes };
+// Between ranks of one node (shared memory), or of two; kBoth: a phase
+// that talks over both kinds cuts its data to fit either.
+enum class OneShotLink : uint8_t { kInsideNode, kAcrossNodes, kBoth };
+constexpr int kOneShotLinkKinds = 3;
 
 struct ChannelProgram {
   int channel = 0;  // which set of connections; kP2PChannel for send/recv
@@ -130,22 +132,35 @@ constexpr int kP2PChannel = -1;
 // (bench/results/one_shot_slots.md). On sockets, 64 KiB chunks took
 // 16-64 MiB in 1.1-1.4x the time. Inside slots take 1 MiB a connection.
 constexpr int kOneShotChannel = -2;
-// Bytes of data; a slot has room for a chunk's tag after them.
+// A one-shot connection's slots. `slotBytes` holds a chunk's data and, when
+// the call tags its chunks, the tag after it (kChunkTagBytes).
 struct OneShotSlots {
-  size_t dataBytes;
+  size_t slotBytes;
   int count;
   size_t chunkDataBytes;  // a phase longer than one slot is cut into chunks of this
 };
-constexpr size_t kOneShotTagRoom = 64;
-// 128 KiB of data a slot, so a 256 KiB call's halves go whole.
-constexpr OneShotSlots kOneShotSlotsAcross{128 << 10, 4, 128 << 10};
-constexpr OneShotSlots kOneShotSlotsInside{128 << 10, 8, 64 << 10};
-// A program whose phases mix links cuts to the inside kind's (narrowestOneShotLink): they must fit across too.
-static_assert(kOneShotSlotsInside.dataBytes <= kOneShotSlotsAcross.dataBytes &&
-              kOneShotSlotsInside.chunkDataBytes <= kOneShotSlotsAcross.chunkDataBytes);
+// A word after a tagged chunk's data naming the call (Work::tag).
+constexpr size_t kChunkTagBytes = sizeof(uint64_t);
+// 128 KiB of data and a cache line (slots stay aligned: 8 bytes of room
+// made 2 x 2 256 KiB take 1.3-1.5x as long), so a 256 KiB call's halves go
+// whole and a cut phase sends 128 KiB a chunk. Slots of exactly 128 KiB,
+// tag included, cut a 256 KiB phase into two chunks and a tail of 16 bytes;
+// they ran no faster at 2-4 MiB (bench/results/one_shot_slots.md).
+constexpr OneShotSlots kOneShotSlotsAcross{(128 << 10) + 64, 4, 128 << 10};
+constexpr OneShotSlots kOneShotSlotsInside{(128 << 10) + 64, 8, 64 << 10};
+constexpr OneShotSlots smallerOfEach(const OneShotSlots& a, const OneShotSlots& b) {
+  return {a.slotBytes < b.slotBytes ? a.slotBytes : b.slotBytes, a.count < b.count ? a.count : b.count,
+          a.chunkDataBytes < b.chunkDataBytes ? a.chunkDataBytes : b.chunkDataBytes};
+}
+constexpr OneShotSlots kOneShotSlotsBoth = smallerOfEach(kOneShotSlotsInside, kOneShotSlotsAcross);
+static_assert(kOneShotSlotsAcross.chunkDataBytes + kChunkTagBytes <= kOneShotSlotsAcross.slotBytes &&
+                  kOneShotSlotsInside.chunkDataBytes + kChunkTagBytes <= kOneShotSlotsInside.slotBytes,
+              "a tagged chunk fills at most a slot");
 constexpr size_t kOneShotSlotBytes = kOneShotSlotsAcross.chunkDataBytes;  // the chunk the tuner prices
-inline OneShotSlots oneShotSlotsOf(OneShotLink k) {
-  return k == OneShotLink::kInsideNode ? kOneShotSlotsInside : kOneShotSlotsAcross;
+constexpr OneShotSlots oneShotSlotsOf(OneShotLink k) {
+  return k == OneShotLink::kInsideNode ? kOneShotSlotsInside
+         : k == OneShotLink::kAcrossNodes ? kOneShotSlotsAcross
+                                          : kOneShotSlotsBoth;
 }
 // One-shot calls of one host meet in the host block (src/comm/small_calls/host_block.h)
 // instead, when their input fits one of its slots; bigger ones take rings.

@@ -40,8 +40,9 @@ struct PlanRequest {
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).
 void buildPlan(const PlanRequest& request, Plan* plan);
 
-// The kind of link with the smallest one-shot slots among the pairs of
-// ranks in `layout` (in any layout: null): its chunks fit every connection.
+// The one kind of link between the pairs of ranks in `layout`, or kBoth
+// where they have both (or no layout is known): its chunks fit every
+// connection of the layout.
 OneShotLink narrowestOneShotLink(const NodeLayout* layout);
 
 // Whether the two-level all-reduces fit the layout: several nodes, each of

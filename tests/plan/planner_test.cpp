@@ -78,12 +78,20 @@ class MemoryRecv final : public RecvConnection {
   MemoryPipe* p_;
 };
 
+// The simulation's slots: 128 bytes on rings and trees (chunks of 64), and
+// on the one-shot channel by kind of link as Connections::specFor sizes
+// them. As there, the inside kind's slots are the larger and its chunks the
+// smaller, so a chunk cut for the wrong kind either overflows a slot or
+// arrives in another size than its receiver cut.
+constexpr size_t kSimChunkBytes = 64;
+constexpr OneShotSlots kSimInside{80, 3, 32}, kSimAcross{64, 3, 64};
+
 // Connections between any two ranks on any channel, made on first use:
 // pipe (c, from, to) carries from -> to on channel c.
 class MemoryFabric {
  public:
-  explicit MemoryFabric(int n) {
-    for (int r = 0; r < n; ++r) peers_.push_back(std::make_unique<RankPeers>(this, r));
+  explicit MemoryFabric(const NodeLayout& layout) : layout_(layout) {
+    for (int r = 0; r < layout.nranks(); ++r) peers_.push_back(std::make_unique<RankPeers>(this, r));
   }
   Peers* peers(int rank) { return peers_[rank].get(); }
 
@@ -96,7 +104,10 @@ class MemoryFabric {
   Ends& ends(int c, int from, int to) {
     Ends& e = pipes_[{c, from, to}];
     if (!e.pipe) {
-      e.pipe = std::make_unique<MemoryPipe>(128, 3);  // fits every chunk below, 3 slots
+      const OneShotSlots slots = c != kOneShotChannel ? OneShotSlots{2 * kSimChunkBytes, 3, kSimChunkBytes}
+                                 : layout_.nodeOf(from) == layout_.nodeOf(to) ? kSimInside
+                                                                              : kSimAcross;
+      e.pipe = std::make_unique<MemoryPipe>(slots.slotBytes, slots.count);
       e.send = std::make_unique<MemorySend>(e.pipe.get());
       e.recv = std::make_unique<MemoryRecv>(e.pipe.get());
     }
@@ -112,6 +123,7 @@ class MemoryFabric {
     MemoryFabric* fabric;
     int rank;
   };
+  const NodeLayout& layout_;
   std::map<std::tuple<int, int, int>, Ends> pipes_;
   std::vector<std::unique_ptr<RankPeers>> peers_;
 };
@@ -137,7 +149,7 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
   NodeLayout layout = NodeLayout::uniform(job.nodes, job.perNode, job.interleaved, 1, 10, 4);
   std::vector<std::vector<int>> rings;
   for (int c = 0; c < job.channels; ++c) rings.push_back(layout.ring(c, job.order));
-  MemoryFabric fabric(n);
+  MemoryFabric fabric(layout);
   std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(outElems + inElems, -1));
   std::vector<Plan> plans(n);
   std::vector<Work> works(n);
@@ -162,12 +174,11 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
     w.nranks = n;
     w.rank = r;
     w.peers = fabric.peers(r);
-    // Tiny chunks, so chunking and pipelining are exercised at every size:
-    // 16 int32, and on the one-shot channel 16 (or 8) inside a node and 32
-    // across: as there, the two ends of a connection must cut its data alike.
-    w.chunkBytes = 64;
-    w.oneShotSlots[static_cast<int>(OneShotLink::kInsideNode)] = OneShotSlots{64, 3, 32};
-    w.oneShotSlots[static_cast<int>(OneShotLink::kAcrossNodes)] = OneShotSlots{128, 3, 128};
+    // Tiny chunks, so chunking and pipelining are exercised at every size.
+    w.chunkBytes = kSimChunkBytes;
+    w.oneShotSlots[static_cast<int>(OneShotLink::kInsideNode)] = kSimInside;
+    w.oneShotSlots[static_cast<int>(OneShotLink::kAcrossNodes)] = kSimAcross;
+    w.oneShotSlots[static_cast<int>(OneShotLink::kBoth)] = smallerOfEach(kSimInside, kSimAcross);
     if (inPlace) {
       size_t at = coll == Collective::kAllGather ? r * count : 0;
       std::copy(in[r].begin(), in[r].end(), out[r].begin() + at);
@@ -256,7 +267,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
                                            Shape{1, 4, false, 1023, 1}, Shape{5, 1, false, 1000, 3},
                                            Shape{4, 2, false, 777, 2}, Shape{3, 2, true, 500, 4},
                                            Shape{3, 3, true, 333, 3}, Shape{7, 1, false, 130, 2},
-                                           Shape{6, 2, true, 65, 2}, Shape{3, 1, false, 20000, 4}),
+                                           Shape{6, 2, true, 65, 2}, Shape{3, 1, false, 20000, 4},
+                                           // a whole call fits the inside kind's slot but not the across one's
+                                           Shape{2, 2, false, 18, 1}, Shape{2, 2, true, 19, 1}),
                          [](const auto& info) { return describe(info.param); });
 
 // The two-level all-reduces where they apply (nodes of the same power of
@@ -345,8 +358,8 @@ TEST(Plans, AvgDividesOnceAtTheEnd) {
 
 // Halving-doubling's swaps inside a node fill that link's slots and those
 // across fill the other's; recursive doubling, whose one phase talks to
-// both, takes the narrowest for the whole call, and where every node holds
-// one rank, that is the across slots.
+// both, cuts to fit either, and where every node holds one rank (or one
+// node holds all), to its one kind.
 TEST(Plans, OneShotChunksFollowTheLinkOfEachPhase) {
   auto linksOf = [](const NodeLayout& layout, Algorithm a, int rank) {
     std::vector<std::vector<int>> rings{layout.ring(0, RingOrder::kTopo)};
@@ -367,9 +380,11 @@ TEST(Plans, OneShotChunksFollowTheLinkOfEachPhase) {
   // Halve inside, halve across, double across, double inside.
   EXPECT_EQ(linksOf(twoByTwo, Algorithm::kHalvingDoubling, 1),
             (std::vector<L>{L::kInsideNode, L::kAcrossNodes, L::kAcrossNodes, L::kInsideNode}));
-  EXPECT_EQ(linksOf(twoByTwo, Algorithm::kRecursiveDoubling, 1), std::vector<L>{L::kInsideNode});
+  EXPECT_EQ(linksOf(twoByTwo, Algorithm::kRecursiveDoubling, 1), std::vector<L>{L::kBoth});
   EXPECT_EQ(linksOf(NodeLayout::uniform(4, 1, false, 1, 10, 4), Algorithm::kRecursiveDoubling, 1),
             std::vector<L>{L::kAcrossNodes});
+  EXPECT_EQ(linksOf(NodeLayout::uniform(1, 4, false, 1, 10, 4), Algorithm::kRecursiveDoubling, 1),
+            std::vector<L>{L::kInsideNode});
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ ConnectionSpec Connections::specFor(Memory m, int channel, int peer, int sender)
   if (channel == kOneShotChannel) {  // by the kind of link, as plans cut their chunks
     const bool hostMate = spec.peer->hostHash == spec.self->hostHash;
     const OneShotSlots slots = oneShotSlotsOf(hostMate ? OneShotLink::kInsideNode : OneShotLink::kAcrossNodes);
-    spec.slotBytes = slots.dataBytes + kOneShotTagRoom;
+    spec.slotBytes = slots.slotBytes;
     spec.nslots = slots.count;
   }
   spec.timeoutSeconds = settings_.timeoutSeconds;
