@@ -6,6 +6,7 @@
 
 #include "src/comm/communicator.h"
 #include "src/comm/group.h"
+#include "src/comm/tuning/link_probe.h"
 #include "src/common/clock.h"
 #include "src/plan/algorithms.h"
 
@@ -14,23 +15,18 @@ namespace tutti {
 namespace {
 
 constexpr int kPoints = TuneContext::kCalibrationPoints;
-// Each algorithm is timed in kRounds batches of back-to-back calls, and a
-// batch takes the ranks' mean (as tutti-perf and nccl-tests report a loop
-// of calls). Batches, not single calls, because ranks sharing cores
-// alternate fast and slow calls (23 and 78 us), and a loop pays both.
-// Calls of a few link latencies take turns, a batch of each algorithm a
-// round: on a shared machine their time drifts over the second calibration
-// takes (4 x 1 namespace nodes: a ring at 8 B went from 40 to 60 us
-// halfway), and measured one after another the algorithms met different
-// drifts: rd at 8 B measured 1.9x its model and lost to a ring 1.2x slower
-// in every later call. Larger calls run their batches back to back: short
-// batches between others' find a link's queue empty (a tc-shaped link
-// passes a burst at full speed), and two-level at 64 KiB measured 134 us,
-// where a loop of it takes 271.
+// Each algorithm is timed in kRounds batches of back-to-back calls, the
+// algorithms' batches taking turns. On a shared machine a call's time
+// drifts over the second calibration takes (4 x 1 namespace nodes: a ring
+// at 8 B went from 40 to 60 us halfway), and measured one after another
+// the algorithms met different drifts: rd at 8 B measured 1.9x its model
+// and lost to a ring 1.2x slower in every later call. Batches, not single
+// calls, because ranks sharing cores alternate fast and slow calls (23 and
+// 78 us), and a user's loop of calls pays both.
 constexpr int kRounds = 4;
 constexpr size_t kSmallBytes = 64 << 10;
 
-// Calls a batch: as many timed calls in all as single calls were before (20
+// Calls a batch: as many calls in all as single timed calls took before (20
 // small, 8 up to 1 MiB, 4 beyond).
 int batchCalls(size_t bytes) { return bytes < kSmallBytes ? 5 : bytes <= (1 << 20) ? 2 : 1; }
 
@@ -94,41 +90,30 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     maxBytes = std::max(maxBytes, sizesOf(a)[kPoints - 1]);
   }
   struct Seen {
-    double us[kNumAlgorithms][kPoints][kRounds];  // a call of each batch; 0: not measured
+    double us[kNumAlgorithms][kPoints];  // 0: not measured
   };
   std::vector<Seen> all(comm.size());
   Seen& mine = all[comm.rank()];
-  std::fill(&mine.us[0][0][0], &mine.us[0][0][0] + kNumAlgorithms * kPoints * kRounds, 0.0);
+  std::fill(&mine.us[0][0], &mine.us[0][0] + kNumAlgorithms * kPoints, 0.0);
   CalibrationCalls calls(&comm, maxBytes);
-  // Two unmeasured calls first: the first makes a channel's connections.
-  auto warm = [&](Algorithm a, size_t bytes) -> Status {
-    comm.setTuning(only(a));
-    for (int i = 0; i < 2; ++i) TUTTI_RETURN_IF_ERROR(calls.run(bytes));
-    return Status::Ok();
-  };
   for (int p = 0; p < kPoints; ++p) {
-    std::vector<Algorithm> inTurns;
+    // Two unmeasured calls each: the first makes a channel's connections.
     for (Algorithm a : timed) {
-      const size_t bytes = sizesOf(a)[p];
-      TUTTI_RETURN_IF_ERROR(warm(a, bytes));
-      if (bytes < kSmallBytes) {
-        inTurns.push_back(a);
-        continue;
-      }
-      for (int round = 0; round < kRounds; ++round) {
-        TUTTI_ASSIGN_OR_RETURN(mine.us[static_cast<int>(a)][p][round], calls.batch(bytes));
-      }
+      comm.setTuning(only(a));
+      for (int i = 0; i < 2; ++i) TUTTI_RETURN_IF_ERROR(calls.run(sizesOf(a)[p]));
     }
+    std::vector<double> took[kNumAlgorithms];
     for (int round = 0; round < kRounds; ++round)
-      for (size_t j = 0; j < inTurns.size(); ++j) {  // each round in another order
-        const Algorithm a = inTurns[(j + round) % inTurns.size()];
+      for (size_t j = 0; j < timed.size(); ++j) {  // each round in another order
+        const Algorithm a = timed[(j + round) % timed.size()];
         const size_t bytes = sizesOf(a)[p];
         comm.setTuning(only(a));
-        // The ranks left the last batch at another algorithm's pace: one call
-        // sets this one's (and plans it), so a late rank does not time its batch short.
-        TUTTI_RETURN_IF_ERROR(calls.run(bytes));
-        TUTTI_ASSIGN_OR_RETURN(mine.us[static_cast<int>(a)][p][round], calls.batch(bytes));
+        // The switch emptied the planner's cache: a small call's plan is not what is timed.
+        if (bytes < kSmallBytes) TUTTI_RETURN_IF_ERROR(calls.run(bytes));
+        TUTTI_ASSIGN_OR_RETURN(double us, calls.batch(bytes));
+        took[static_cast<int>(a)].push_back(us);
       }
+    for (Algorithm a : timed) mine.us[static_cast<int>(a)][p] = middleOf(took[static_cast<int>(a)]);
   }
   TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
   *tuning = model;
@@ -136,17 +121,9 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     const int i = static_cast<int>(a);
     TuneContext::Calibration k;
     for (int p = 0; p < kPoints; ++p) {
-      std::vector<double> batches(kRounds, 0.0);  // each batch's mean over the ranks
-      for (int round = 0; round < kRounds; ++round) {
-        int ranks = 0;
-        for (const Seen& s : all) {
-          if (s.us[i][p][round] <= 0) continue;
-          batches[round] += s.us[i][p][round];
-          ++ranks;
-        }
-        if (ranks > 0) batches[round] /= ranks;
-      }
-      const double measured = middleOf(batches);
+      std::vector<double> us;
+      for (const Seen& s : all) us.push_back(s.us[i][p]);
+      const double measured = medianOf(us);
       if (measured <= 0) break;
       k.bytes[p] = static_cast<double>(sizesOf(a)[p]);
       k.us[p] = measured;

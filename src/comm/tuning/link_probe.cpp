@@ -57,15 +57,6 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
   return sum / kept;
 }
 
-// The middle of what the ranks saw (those that measured: > 0), the same on
-// every rank; 0 when none did.
-double medianOf(std::vector<double> seen) {
-  seen.erase(std::remove_if(seen.begin(), seen.end(), [](double v) { return v <= 0; }), seen.end());
-  if (seen.empty()) return 0;
-  std::sort(seen.begin(), seen.end());
-  return seen[seen.size() / 2];
-}
-
 // Latency and rate of one kind of link, as this rank saw them.
 Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
   MeasuredLink link;
@@ -87,6 +78,15 @@ Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
 }
 
 }  // namespace
+
+// The middle of what the ranks saw (those that measured: > 0), the same on
+// every rank; 0 when none did.
+double medianOf(std::vector<double> seen) {
+  seen.erase(std::remove_if(seen.begin(), seen.end(), [](double v) { return v <= 0; }), seen.end());
+  if (seen.empty()) return 0;
+  std::sort(seen.begin(), seen.end());
+  return seen[seen.size() / 2];
+}
 
 LinkRound intraRound(const NodeLayout& layout, int rank) {
   const std::vector<int>& mine = layout.ranksOf(layout.nodeOf(rank));

@@ -9,6 +9,8 @@
 // model makes the same choices.
 #pragma once
 
+#include <vector>
+
 #include "src/common/status.h"
 #include "src/plan/layout.h"
 #include "src/plan/tuner.h"
@@ -45,6 +47,9 @@ LinkRound netRound(const NodeLayout& layout, int rank);
 // connections are made. Skipped (nothing measured) on one node.
 Result<MeasuredLinks> measureLinks(Communicator& comm);
 
+// The middle of what the ranks saw (those that measured: > 0), the same on
+// every rank; 0 when none did.
+double medianOf(std::vector<double> seen);
 
 // The cost model's link costs with the measured figures in place of the
 // typical ones (what was not measured keeps its typical value).
