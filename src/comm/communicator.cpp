@@ -11,7 +11,6 @@
 #include "tutti/tutti.h"
 #include "src/comm/group.h"
 #include "src/comm/diagnosis/hang_report.h"
-#include "src/comm/tuning/calibration.h"
 #include "src/comm/tuning/link_probe.h"
 #include "src/comm/diagnosis/progress_service.h"
 #include "src/common/config.h"

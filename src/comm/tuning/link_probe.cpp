@@ -1,12 +1,14 @@
 #include "src/comm/tuning/link_probe.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <vector>
 
 #include "src/comm/communicator.h"
 #include "src/comm/group.h"
 #include "src/common/clock.h"
+#include "src/plan/algorithms.h"
 
 namespace tutti {
 
@@ -57,6 +59,28 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
   return sum / kept;
 }
 
+// Microseconds an internal all-reduce of `bytes` takes on this rank.
+Result<double> timeAllReduce(Communicator& comm, size_t bytes, int calls) {
+  std::vector<float> in(std::max<size_t>(bytes / sizeof(float), 1), 1.0f), out(in.size());
+  CollectiveArgs call;
+  call.collective = Collective::kAllReduce;
+  call.input = in.data();
+  call.output = out.data();
+  call.count = in.size();
+  call.internal = true;
+  // Two unmeasured calls: the first makes a channel's connections.
+  return timeCalls(2, calls, [&] { return runPlanned(&comm, call); });
+}
+
+// The middle of what the ranks saw (those that measured: > 0), the same on
+// every rank; 0 when none did.
+double medianOf(std::vector<double> seen) {
+  seen.erase(std::remove_if(seen.begin(), seen.end(), [](double v) { return v <= 0; }), seen.end());
+  if (seen.empty()) return 0;
+  std::sort(seen.begin(), seen.end());
+  return seen[seen.size() / 2];
+}
+
 // Latency and rate of one kind of link, as this rank saw them.
 Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
   MeasuredLink link;
@@ -78,15 +102,6 @@ Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
 }
 
 }  // namespace
-
-// The middle of what the ranks saw (those that measured: > 0), the same on
-// every rank; 0 when none did.
-double medianOf(std::vector<double> seen) {
-  seen.erase(std::remove_if(seen.begin(), seen.end(), [](double v) { return v <= 0; }), seen.end());
-  if (seen.empty()) return 0;
-  std::sort(seen.begin(), seen.end());
-  return seen[seen.size() / 2];
-}
 
 LinkRound intraRound(const NodeLayout& layout, int rank) {
   const std::vector<int>& mine = layout.ranksOf(layout.nodeOf(rank));
@@ -140,6 +155,62 @@ Result<MeasuredLinks> measureLinks(Communicator& comm) {
   median(&Seen::netUs, &Seen::netGBs, &links.net);
   for (const Seen& s : all) links.net.streams = std::max(links.net.streams, static_cast<int>(s.netStreams));
   return links;
+}
+
+Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
+  constexpr int kPoints = TuneContext::kCalibrationPoints;
+  // 8 bytes (a ring's blocks mostly empty), a cache line a rank (every
+  // block full), a middle size (the model's shape between is the least
+  // sure), and where the algorithm's bandwidth shows within a few ms.
+  const double lineEach = 64.0 * comm.size();
+  auto sizesOf = [lineEach](const AlgorithmEntry& e) {
+    return std::array<double, kPoints>{8, lineEach, e.calibrationBytes[0], e.calibrationBytes[1]};
+  };
+  const TuneContext model = *tuning;
+  auto only = [&model](Algorithm a) { return restrictedTo(model, a); };
+  struct Seen {
+    double us[kNumAlgorithms][kPoints];  // 0: not measured
+  };
+  std::vector<Seen> all(comm.size());
+  Seen& mine = all[comm.rank()];
+  for (int i = 0; i < kNumAlgorithms; ++i) {
+    const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
+    const std::array<double, kPoints> bytes = sizesOf(entry);
+    std::fill(std::begin(mine.us[i]), std::end(mine.us[i]), 0.0);
+    if (!model.filter.allows(Collective::kAllReduce, entry.id)) continue;
+    // Whether the model would run it at all (a tree needs several nodes, one-shot few ranks).
+    const TuneChoice runs = tune(only(entry.id), Collective::kAllReduce,
+                                 static_cast<size_t>(bytes[kPoints - 1]));
+    if (runs.algorithm != entry.id || runs.predictedUs >= 1e29) continue;
+    comm.setTuning(only(entry.id));
+    for (int p = 0; p < kPoints; ++p) {
+      // Enough calls that one slow draw (a rank off its core) does not set
+      // the level: 3 of 64 KiB once measured a tree at 8x its usual time.
+      const int calls = bytes[p] < (64 << 10) ? 20 : bytes[p] <= (1 << 20) ? 8 : 4;
+      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(bytes[p]), calls));
+    }
+  }
+  TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
+  *tuning = model;
+  for (int i = 0; i < kNumAlgorithms; ++i) {
+    const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
+    const std::array<double, kPoints> bytes = sizesOf(entry);
+    TuneContext::Calibration k;
+    for (int p = 0; p < kPoints; ++p) {
+      std::vector<double> us;
+      for (const Seen& s : all) us.push_back(s.us[i][p]);
+      const double measured = medianOf(us);
+      if (measured <= 0) break;
+      k.bytes[p] = bytes[p];
+      k.us[p] = measured;
+      k.ratio[p] = measured / tune(only(entry.id), Collective::kAllReduce,
+                                   static_cast<size_t>(bytes[p])).predictedUs;
+      k.points = p + 1;
+    }
+    tuning->allReduce[i] = k;
+  }
+  comm.setTuning(*tuning);
+  return Status::Ok();
 }
 
 void applyMeasuredLinks(const MeasuredLinks& links, TuneContext* t) {

@@ -9,8 +9,6 @@
 // model makes the same choices.
 #pragma once
 
-#include <vector>
-
 #include "src/common/status.h"
 #include "src/plan/layout.h"
 #include "src/plan/tuner.h"
@@ -47,9 +45,12 @@ LinkRound netRound(const NodeLayout& layout, int rank);
 // connections are made. Skipped (nothing measured) on one node.
 Result<MeasuredLinks> measureLinks(Communicator& comm);
 
-// The middle of what the ranks saw (those that measured: > 0), the same on
-// every rank; 0 when none did.
-double medianOf(std::vector<double> seen);
+// Times all-reduces of each algorithm the model may choose here (8 bytes,
+// and a size where its bandwidth shows), against the model with `tuning`'s
+// measured links: TuneContext::allReduce, the same on every rank. Runs
+// every rank's planner restricted to one algorithm at a time, then puts
+// `tuning` back with the calibration in.
+Status calibrateAllReduce(Communicator& comm, TuneContext* tuning);
 
 // The cost model's link costs with the measured figures in place of the
 // typical ones (what was not measured keeps its typical value).
