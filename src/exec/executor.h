@@ -97,7 +97,6 @@ struct Work {
   SharedCallRecord* progress = nullptr;  // this rank's published progress (may be null)
 };
 
-
 struct ExecOptions {
   int spinCount = 2000;
   double timeoutSeconds = 300;
