@@ -3,6 +3,7 @@
 // network, so plans are built and checked in unit tests.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -149,8 +150,7 @@ constexpr size_t kChunkTagBytes = sizeof(uint64_t);
 constexpr OneShotSlots kOneShotSlotsAcross{(128 << 10) + 64, 4, 128 << 10};
 constexpr OneShotSlots kOneShotSlotsInside{(128 << 10) + 64, 8, 64 << 10};
 constexpr OneShotSlots smallerOfEach(const OneShotSlots& a, const OneShotSlots& b) {
-  return {a.slotBytes < b.slotBytes ? a.slotBytes : b.slotBytes, a.count < b.count ? a.count : b.count,
-          a.chunkDataBytes < b.chunkDataBytes ? a.chunkDataBytes : b.chunkDataBytes};
+  return {std::min(a.slotBytes, b.slotBytes), std::min(a.count, b.count), std::min(a.chunkDataBytes, b.chunkDataBytes)};
 }
 constexpr OneShotSlots kOneShotSlotsBoth = smallerOfEach(kOneShotSlotsInside, kOneShotSlotsAcross);
 static_assert(kOneShotSlotsAcross.chunkDataBytes + kChunkTagBytes <= kOneShotSlotsAcross.slotBytes &&

@@ -79,10 +79,11 @@ class MemoryRecv final : public RecvConnection {
 };
 
 // The simulation's slots: 128 bytes on rings and trees (chunks of 64), and
-// on the one-shot channel by kind of link as Connections::specFor sizes
-// them. As there, the inside kind's slots are the larger and its chunks the
-// smaller, so a chunk cut for the wrong kind either overflows a slot or
-// arrives in another size than its receiver cut.
+// on the one-shot channel by kind of link, as Connections::specFor sizes
+// them. The two kinds differ in both sizes here (the library's slots are
+// alike today; only their chunks differ), the inside kind's slots the larger
+// and its chunks the smaller, so a chunk cut for the wrong kind either
+// overflows a slot or arrives in another size than its receiver cut.
 constexpr size_t kSimChunkBytes = 64;
 constexpr OneShotSlots kSimInside{80, 3, 32}, kSimAcross{64, 3, 64};
 
