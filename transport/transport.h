@@ -25,6 +25,7 @@
 namespace tutti {
 
 class DeviceRuntime;
+struct WakeWord;
 using DeviceStream = void*;
 
 // Swaps this rank's blob for every rank's (indexed by rank), over the
@@ -88,6 +89,12 @@ class SendConnection {
   // A descriptor that turns writable when acquire() may succeed again, so an
   // idle rank can sleep in poll() instead of retrying; -1 when there is none.
   virtual int pollFd() const { return -1; }
+  // Where an idle rank may sleep instead of retrying: a word the peer wakes
+  // after it frees a slot (WakeWord::sleepOnAny). Null when the connection
+  // moves bytes only when polled: then it must be polled.
+  virtual WakeWord* wakeWord() { return nullptr; }
+  // Whether the peer freed a slot since acquire() last found none.
+  virtual bool peerMoved() const { return true; }
   virtual SlotRegion slots() const = 0;
 };
 
@@ -105,6 +112,10 @@ class RecvConnection {
   virtual int reportedFailure() const = 0;
   // A descriptor that turns readable when peek() may succeed; -1 when none.
   virtual int pollFd() const { return -1; }
+  // As SendConnection's: a word the peer wakes after it posts a chunk, and
+  // whether it posted one since peek() last found none.
+  virtual WakeWord* wakeWord() { return nullptr; }
+  virtual bool peerMoved() const { return true; }
   virtual SlotRegion slots() const = 0;
 };
 

@@ -64,7 +64,13 @@ Result<CommConfig> CommConfig::fromEnv() {
 
 void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes) {
   constexpr int kSocketYieldRounds = 2000;
+  // 4 ranks on 2 cores: yielding 20,000 times took CPU from ranks in
+  // backward; sleeping after 200 took DDP's step from 0.80-1.22x gloo's
+  // time to 0.81-0.91x, FSDP2's from 0.61-0.86x to 0.65-0.76x
+  // (bench/results/shared_memory_sleep.md).
+  constexpr int kSharedMemoryYieldRounds = 200;
   if (ranksOnCores <= cores) return;
+  sharedMemoryYieldRounds = kSharedMemoryYieldRounds;
   // One host: a few polls catch a host-mate's answer already on its way.
   // Across nodes an answer takes a network trip, and each poll spent
   // waiting for it delays the ranks sharing the core (2x2 and 4x1 ranks on

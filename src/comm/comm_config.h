@@ -34,6 +34,7 @@ struct CommConfig {
   bool measureLinks = true;          // TUTTI_MEASURE_LINKS: several nodes measure their links at init
   bool keepCallTimes = true;         // TUTTI_KEEP_CALL_TIMES: and keep large calls' times (tuning/kept_calls.h)
   int socketYieldRounds = 0;         // ExecOptions::socketYieldRounds
+  int sharedMemoryYieldRounds = -1;  // ExecOptions::sharedMemoryYieldRounds
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes (no padding).
@@ -60,7 +61,8 @@ struct CommConfig {
   // `nodes`: network nodes of the communicator. Ranks of several nodes on
   // shared cores also yield on sockets before they sleep (measured: 2 x 2
   // namespace nodes, 8-byte tree all-reduce 55 -> 31 us); one host's calls
-  // go through shared memory, which yields already.
+  // go through shared memory, which yields already. Waits on shared memory
+  // sleep on the peer after a few yields, on one node or several.
   void adaptToOversubscription(int ranksOnCores, int cores, int nodes);
 };
 

@@ -130,7 +130,8 @@ class Communicator final : public Peers {
     return small_->run(a, sequence_);
   }
   ExecOptions execOptions() const {
-    return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds, config_.socketYieldRounds};
+    return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds, config_.socketYieldRounds,
+            config_.sharedMemoryYieldRounds};
   }
 
   // Device calls. Whether the connections and device scratch the calls

@@ -6,12 +6,17 @@
 #include <cstdio>
 #include <cstring>
 
+#include "src/common/wake_word.h"
 #include "src/exec/rank_order_sum.h"
 #include "src/exec/verdicts.h"
 
 namespace tutti {
 
 namespace {
+
+// A sleep on shared memory's limit: the peer wakes the sleeper when it
+// moves; this bounds a wake-up missed, and the wait for an abort.
+constexpr int kSharedMemorySleepUs = 1000;
 
 // Elements in a chunk of `bytes` of data (a tag, if any, comes on top).
 size_t chunkElems(const Work& w, size_t bytes) {
@@ -37,6 +42,7 @@ struct Cursor {
   int recvPeer = -1;
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
+  int8_t sleepsOnPeers = -1;  // Run::sleepsOnPeers, once known
   bool otherCall = false;  // a chunk arrived with another size or tag than this call's
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
@@ -135,6 +141,14 @@ class Run {
   // 1 ms). False when some wait has no descriptor (shared memory): then the
   // caller must keep polling.
   bool sleepOnDescriptors();
+  // Sleeps until a peer that a blocked cursor waits for moves (at most 1
+  // ms), where every blocked cursor's connections have a word to sleep on
+  // (shared memory: none needs this rank's polls to move). False otherwise:
+  // the caller keeps polling.
+  bool sleepOnSharedMemory();
+  // Whether host memory and every connection of the cursor's program can
+  // sleep on its peer (asked once per cursor).
+  bool sleepsOnPeers(Cursor& c);
 
   Work* works_;
   size_t count_;
@@ -588,6 +602,52 @@ bool Run::sleepOnDescriptors() {
   return true;
 }
 
+bool Run::sleepsOnPeers(Cursor& c) {
+  if (c.sleepsOnPeers < 0) {
+    const Work& w = *c.work;
+    bool all = w.memory == Memory::kHost;  // a device wait is a kernel's, not a peer's
+    for (const Step& s : c.program->steps) {
+      if (!all) break;
+      if (s.sendPeer >= 0) {
+        SendConnection* send = w.peers->sendTo(w.memory, c.program->channel, s.sendPeer);
+        all = send && send->wakeWord();
+      }
+      forEachRecvPeer(s, w.rank, [&](int peer) {
+        RecvConnection* recv = w.peers->recvFrom(w.memory, c.program->channel, peer);
+        all = all && recv && recv->wakeWord();
+      });
+    }
+    c.sleepsOnPeers = all ? 1 : 0;
+  }
+  return c.sleepsOnPeers == 1;
+}
+
+bool Run::sleepOnSharedMemory() {
+  WakeWord* words[WakeWord::kMaxWords];
+  const Cursor* waiting[WakeWord::kMaxWords];
+  int n = 0;
+  for (size_t i = 0; i < cursors_.size(); ++i) {
+    Cursor& c = cursors_[i];
+    if (c.finished()) {
+      if (!c.drained) return false;
+      continue;
+    }
+    if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
+    if (c.waitPeer < 0 || n == WakeWord::kMaxWords || !sleepsOnPeers(c)) return false;
+    WakeWord* word = c.waitIsRecv ? (c.recv ? c.recv->wakeWord() : nullptr) : (c.send ? c.send->wakeWord() : nullptr);
+    if (!word) return false;
+    waiting[n] = &c;
+    words[n++] = word;
+  }
+  if (n == 0) return false;
+  WakeWord::sleepOnAny(words, n, [&] {
+    for (int i = 0; i < n; ++i)
+      if (waiting[i]->waitIsRecv ? waiting[i]->recv->peerMoved() : waiting[i]->send->peerMoved()) return true;
+    return false;
+  }, kSharedMemorySleepUs);
+  return true;
+}
+
 Status Run::go() {
   cursors_.clear();
   for (size_t i = 0; i < count_; ++i) {
@@ -636,7 +696,10 @@ Status Run::go() {
     // A socket poll is a syscall: after a few, sleep in poll() until data comes.
     const int64_t beforeSleep = options_.socketYieldRounds > 0 ? options_.spinCount + options_.socketYieldRounds
                                                                : std::min(options_.spinCount, 64);
-    if (backoff.idleRounds() >= beforeSleep && sleepOnDescriptors()) {
+    const int64_t idle = backoff.idleRounds();
+    if ((idle >= beforeSleep && sleepOnDescriptors()) ||
+        (options_.sharedMemoryYieldRounds >= 0 &&
+         idle >= options_.spinCount + options_.sharedMemoryYieldRounds && sleepOnSharedMemory())) {
       backoff.countIdle();
       // A round asleep lasts up to 1 ms: an abort (a revoke, a shrink) must
       // not wait a thousand of them for the health check below.

@@ -109,6 +109,12 @@ struct ExecOptions {
   // to it; a yielder is on the run queue when its data comes, and a rank
   // with work gets the core meanwhile. 0: sleep after a few rounds.
   int socketYieldRounds = 0;
+  // Ranks outnumber the cores they share: a rank waiting on shared memory
+  // (host buffers) yields its core this many rounds after its spins, then
+  // sleeps until a peer it waits for moves, rather than taking a core from
+  // a rank that computes. -1: a rank alone on its cores keeps polling, and
+  // after many yields naps (Backoff).
+  int sharedMemoryYieldRounds = -1;
 };
 
 // Runs every Work to completion (or the first error). Works that share a

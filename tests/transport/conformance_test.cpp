@@ -12,11 +12,13 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "src/common/interfaces.h"
+#include "src/common/wake_word.h"
 #include "src/device/emulated_device.h"
 #include "transport/p2p/transport.h"
 #include "transport/shm/transport.h"
@@ -372,6 +374,55 @@ TEST_P(Conformance, ReceiversFailureNoticeReachesTheSender) {
   EXPECT_EQ(st.code(), Code::kRemoteError);
   EXPECT_NE(st.message().find("rank 4 failed"), std::string::npos) << st.message();
   EXPECT_EQ(p_.send->reportedFailure(), 4);
+}
+
+// An end that can sleep on its peer wakes when the peer moves, long before
+// its timeout: the receiver when a chunk is posted, the sender when a slot
+// is freed. And it does not sleep at all when the peer moved before it
+// began: the wake-up it would have waited for has come already.
+TEST_P(Conformance, SleeperWakesWhenThePeerMoves) {
+  if (!p_.recv->wakeWord() || !p_.send->wakeWord()) GTEST_SKIP() << "its ends poll rather than sleep";
+  constexpr int kLongUs = 10 * 1000 * 1000;
+  auto sleepOnPeer = [&](auto& end) {
+    WakeWord* word = end.wakeWord();
+    WakeWord::sleepOnAny(&word, 1, [&] { return end.peerMoved(); }, kLongUs);
+  };
+  using Clock = std::chrono::steady_clock;
+  auto secondsSince = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  std::vector<std::vector<char>> keep;
+  size_t got = 0;
+  // The receiver finds nothing, then sleeps; the chunk comes 100 ms later.
+  ASSERT_EQ(p_.recv->peek(&got), nullptr);
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(trySend(100, 1, &keep));
+  });
+  Clock::time_point start = Clock::now();
+  sleepOnPeer(*p_.recv);
+  EXPECT_LT(secondsSince(start), 5.0) << "the receiver slept on after the chunk was posted";
+  sender.join();
+  ASSERT_TRUE(tryReceive(100, 1));
+  // The chunk is posted between the receiver's look and its sleep.
+  ASSERT_EQ(p_.recv->peek(&got), nullptr);
+  ASSERT_TRUE(trySend(100, 2, &keep));
+  start = Clock::now();
+  sleepOnPeer(*p_.recv);
+  EXPECT_LT(secondsSince(start), 1.0) << "the receiver slept although the chunk had come";
+  ASSERT_TRUE(tryReceive(100, 2));
+  // The sender, its slots full, sleeps until the receiver frees one.
+  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(100, 3 + i, &keep));
+  size_t capacity = 0;
+  ASSERT_EQ(p_.send->acquire(&capacity), nullptr);
+  std::thread receiver([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(tryReceive(100, 3));
+  });
+  start = Clock::now();
+  sleepOnPeer(*p_.send);
+  EXPECT_LT(secondsSince(start), 5.0) << "the sender slept on after a slot was freed";
+  receiver.join();
+  EXPECT_NE(p_.send->acquire(&capacity), nullptr);
+  for (int i = 1; i < kSlots; ++i) ASSERT_TRUE(tryReceive(100, 3 + i));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::ValuesIn(transportsUnderTest()),

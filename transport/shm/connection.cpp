@@ -53,6 +53,7 @@ Status ShmSendConnection::post(size_t bytes) {
   control_->sizes[posted_ % nslots_] = bytes;
   ++posted_;
   control_->posted.store(posted_, std::memory_order_release);
+  control_->postedWake.wakeIfSleeping();
   return Status::Ok();
 }
 
@@ -99,6 +100,7 @@ const void* ShmRecvConnection::peek(size_t* bytes, uint32_t ahead) {
 Status ShmRecvConnection::release() {
   ++consumed_;
   control_->consumed.store(consumed_, std::memory_order_release);
+  control_->consumedWake.wakeIfSleeping();
   return Status::Ok();
 }
 

@@ -3,7 +3,9 @@
 // the private copy says there is nothing to do, so an idle poll touches one
 // cache line. The counters live in a shared segment's control block; the
 // slots in that segment (host memory) or anywhere else both ends can address
-// (the P2P transport's ring in device memory).
+// (the P2P transport's ring in device memory). An end that has waited long
+// sleeps on its counter's wake word, and the other end wakes it after moving
+// the counter (WakeWord: a rare wake-up missed costs the sleep's timeout).
 #pragma once
 
 #include <functional>
@@ -42,6 +44,10 @@ class ShmSendConnection final : public SendConnection {
   Status post(size_t bytes) override;
   Status progress() override { return Status::Ok(); }
   bool flushed() const override { return true; }
+  WakeWord* wakeWord() override { return &control_->consumedWake; }
+  bool peerMoved() const override {
+    return control_->consumed.load(std::memory_order_acquire) != consumedSeen_;
+  }
   Status checkPeer() override;
   void notifyFailure(int failedRank) override { noticeFailure(*control_, failedRank); }
   int reportedFailure() const override {
@@ -67,6 +73,10 @@ class ShmRecvConnection final : public RecvConnection {
   const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
   Status progress() override { return Status::Ok(); }
+  WakeWord* wakeWord() override { return &control_->postedWake; }
+  bool peerMoved() const override {
+    return control_->posted.load(std::memory_order_acquire) != postedSeen_;
+  }
   Status checkPeer() override;
   void notifyFailure(int failedRank) override { noticeFailure(*control_, failedRank); }
   int reportedFailure() const override {

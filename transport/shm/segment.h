@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/common/status.h"
+#include "src/common/wake_word.h"
 
 namespace tutti {
 
@@ -16,6 +17,10 @@ constexpr int kShmMaxSlots = 16;
 struct ShmControl {
   alignas(64) std::atomic<uint64_t> posted;    // chunks published by the sender
   alignas(64) std::atomic<uint64_t> consumed;  // chunks released by the receiver
+  // Where the receiver sleeps until `posted` moves, and the sender until
+  // `consumed` does; each on its own line, as each is written by its sleeper.
+  alignas(64) WakeWord postedWake;
+  alignas(64) WakeWord consumedWake;
   alignas(64) uint64_t sizes[kShmMaxSlots];    // bytes in each slot, written before `posted`
   alignas(64) std::atomic<int32_t> senderPid;  // 0 until the sender has attached
   std::atomic<int32_t> failureNotice;          // failed rank + 1, set by either side

@@ -1,12 +1,6 @@
 #include "src/comm/small_calls/host_block.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <climits>
 
 #include "src/common/clock.h"
 
@@ -86,19 +80,6 @@ Result<std::unique_ptr<HostBlock>> HostBlock::open(const std::string& name, int 
   }
   b->place();
   return b;
-}
-
-void HostBlock::wakeLine(int rank) const {
-  std::atomic<uint32_t>& word = lines_[rank].wakeups;
-  word.fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
-
-void HostBlock::futexWait(std::atomic<uint32_t>& word, uint32_t seen, int timeoutUs) {
-  timespec ts{timeoutUs / 1000000, (timeoutUs % 1000000) * 1000L};
-  // Shared between processes: not FUTEX_PRIVATE. EAGAIN (a wake-up came
-  // first), EINTR and ETIMEDOUT all send the caller back to look.
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, seen, &ts, nullptr, 0);
 }
 
 }  // namespace tutti

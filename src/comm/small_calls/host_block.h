@@ -23,6 +23,7 @@
 #include <string>
 
 #include "src/common/status.h"
+#include "src/common/wake_word.h"
 #include "src/plan/plan.h"
 #include "transport/shm/segment.h"
 
@@ -95,27 +96,18 @@ class HostBlock {
 
   // After `rank` publishes a slot or a `done`: wakes the ranks asleep on it,
   // if any, and only them (with 64 ranks, waking all on every publication
-  // cost thousands of wake-ups a call). No fence between the publication and
-  // the look at `sleepers`: it would cost every small call a store-buffer
-  // drain (a cache-line trip). So a rank that began to sleep at that instant
-  // may miss this wake-up, and sleeps time out: a rare late wake, never a
-  // lost one.
-  void wake(int rank) const {
-    if (lines_[rank].sleepers.load(std::memory_order_relaxed) > 0) wakeLine(rank);
-  }
+  // cost thousands of wake-ups a call). Sleeps time out: a wake-up missed
+  // (WakeWord::wakeIfSleeping) is a rare late wake, never a lost one.
+  void wake(int rank) const { lines_[rank].wake.wakeIfSleeping(); }
   // Every sleeper: a failure notice concerns all.
   void wakeEveryone() const {
-    for (int r = 0; r < nranks_; ++r) wakeLine(r);
+    for (int r = 0; r < nranks_; ++r) lines_[r].wake.wake();
   }
   // Sleeps until `rank` publishes or `timeoutUs` passes, unless `ready`
   // already holds once this rank counts as asleep.
   template <class Ready>
   void sleepOn(int rank, Ready&& ready, int timeoutUs) const {
-    RankLine& line = lines_[rank];
-    line.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t seen = line.wakeups.load(std::memory_order_seq_cst);
-    if (!ready()) futexWait(line.wakeups, seen, timeoutUs);
-    line.sleepers.fetch_sub(1, std::memory_order_relaxed);
+    lines_[rank].wake.sleepUnless(ready, timeoutUs);
   }
 
  private:
@@ -124,9 +116,8 @@ class HostBlock {
   };
   struct RankLine {
     alignas(64) std::atomic<uint64_t> done;
-    // Apart from `done`: other ranks write these whenever they sleep.
-    alignas(64) std::atomic<uint32_t> wakeups;  // the futex word
-    std::atomic<int32_t> sleepers;
+    // Apart from `done`: other ranks write it whenever they sleep.
+    alignas(64) WakeWord wake;
   };
   static constexpr size_t kClaimedDataBytes = 1024;  // past it, the copy itself streams
 
@@ -143,8 +134,6 @@ class HostBlock {
   static size_t slotsOffset(int nranks, HostBlockShape shape);
   static size_t layoutBytes(int nranks, HostBlockShape shape);
   void place();
-  void wakeLine(int rank) const;
-  static void futexWait(std::atomic<uint32_t>& word, uint32_t seen, int timeoutUs);
 
   std::unique_ptr<ShmSegment> segment_;
   int nranks_;
