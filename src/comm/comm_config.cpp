@@ -69,8 +69,18 @@ void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes)
   // time to 0.81-0.91x, FSDP2's from 0.61-0.86x to 0.65-0.76x
   // (bench/results/shared_memory_sleep.md).
   constexpr int kSharedMemoryYieldRounds = 200;
+  // Training on 2 namespace nodes x 2 ranks sharing 2 cores, one yield can
+  // hand the core to a rank in its backward pass for a scheduler slice, and
+  // data that comes meanwhile waits for the yielder's turn. With waits on
+  // shared memory sleeping once they had yielded 200 us (on the doorbell
+  // where they mix sockets and shared memory), DDP's step went from 1.01x
+  // gloo's to 0.89-0.91x, FSDP2's from 0.88x to 0.74x; after 1 ms, 0.95x and
+  // 0.83x. Waits on sockets alone keep their rounds: sleeping after 200 us
+  // cost 4 x 1 shaped calls of 1-4 MiB 3-8% (bench/results/sleep_across_nodes.md).
+  constexpr int kYieldUsBeforeSleep = 200;
   if (ranksOnCores <= cores) return;
   sharedMemoryYieldRounds = kSharedMemoryYieldRounds;
+  yieldUsBeforeSleep = kYieldUsBeforeSleep;
   // One host: a few polls catch a host-mate's answer already on its way.
   // Across nodes an answer takes a network trip, and each poll spent
   // waiting for it delays the ranks sharing the core (2x2 and 4x1 ranks on

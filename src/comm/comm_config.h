@@ -35,6 +35,7 @@ struct CommConfig {
   bool keepCallTimes = true;         // TUTTI_KEEP_CALL_TIMES: and keep large calls' times (tuning/kept_calls.h)
   int socketYieldRounds = 0;         // ExecOptions::socketYieldRounds
   int sharedMemoryYieldRounds = -1;  // ExecOptions::sharedMemoryYieldRounds
+  int yieldUsBeforeSleep = -1;       // ExecOptions::yieldUsBeforeSleep
 
   static Result<CommConfig> fromEnv();
   // The part that must agree across ranks, as comparable bytes (no padding).

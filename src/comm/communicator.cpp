@@ -39,11 +39,11 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const BootstrapHandle
 Communicator::~Communicator() {
   // Plans make connections as calls first need them: what the job came to.
   TUTTI_INFO(kSubsysInit, "rank %d: destroying the communicator, which %s", rank_, describeMemory().c_str());
-  if (!keptPath_.empty() && !callTimes_.calls().empty()) {
-    const Status kept = writeKeptCalls(keptPath_, keptShape_, callTimes_.calls());
+  if (const std::vector<KeptCall> calls = callTimes_.calls(); !keptPath_.empty() && !calls.empty()) {
+    const Status kept = writeKeptCalls(keptPath_, keptShape_, calls);
     const std::string where = kept.ok() ? "kept in " + keptPath_ : "not kept: " + kept.message();
     TUTTI_INFO(kSubsysInit | kSubsysTuning, "rank 0: the times of %zu size(s) of large all-reduces %s",
-               callTimes_.calls().size(), where.c_str());
+               calls.size(), where.c_str());
   }
   if (deviceCalls_) (void)deviceCalls_->finish();
   connections_.clear();
@@ -121,6 +121,12 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_INFO(kSubsysInit,
              "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
              localRanks, sharingCores, cores, config_.spinCount);
+  // Waits on sockets and shared memory at once sleep in poll() beside it.
+  if (config_.sharedMemoryYieldRounds >= 0 && planner_.layout().nnodes() > 1) {
+    auto bell = Doorbell::bind(handle.magic, rank);
+    if (bell.ok()) doorbell_ = std::move(bell.value());
+    else TUTTI_INFO(kSubsysInit, "%s: such waits yield instead", bell.status().message().c_str());
+  }
   // A process that has not used its device yet (no context) may never: it
   // gets its device side at its first device call, not a context of
   // tutti's making now (hundreds of MiB of the device's memory each).

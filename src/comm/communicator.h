@@ -21,6 +21,7 @@
 #include "src/comm/small_calls/small_calls.h"
 #include "src/comm/tuning/kept_calls.h"
 #include "src/common/call_record.h"
+#include "src/common/doorbell.h"
 #include "src/common/host_buffer.h"
 #include "src/common/log.h"
 #include "src/exec/executor.h"
@@ -131,7 +132,7 @@ class Communicator final : public Peers {
   }
   ExecOptions execOptions() const {
     return {config_.spinCount, config_.timeoutSeconds, config_.matchCheckSeconds, config_.socketYieldRounds,
-            config_.sharedMemoryYieldRounds};
+            config_.sharedMemoryYieldRounds, config_.yieldUsBeforeSleep};
   }
 
   // Device calls. Whether the connections and device scratch the calls
@@ -172,6 +173,7 @@ class Communicator final : public Peers {
   void blame(const HangReport& why) override;
   void callEnded(uint64_t sequence, Code result) override;
   HangReport verdictOfPeer(int* by) override;
+  const Doorbell* doorbell() const override { return doorbell_.get(); }
 
   FlightRecorder& recorder() { return health_.recorder(); }
   // Errors and lifetime.
@@ -226,6 +228,7 @@ class Communicator final : public Peers {
   LastCallRecord lastCall_;
   std::unique_ptr<DeviceCalls> deviceCalls_;  // device communicators only
   std::unique_ptr<SmallCalls> small_;  // communicators of one host only
+  std::unique_ptr<Doorbell> doorbell_;  // ranks outnumbering their cores, of several nodes
   Connections connections_;
   HostBuffer scratch_;  // partial sums a call keeps off its output (Plan::scratchBytes)
   Plan scratchPlan_;

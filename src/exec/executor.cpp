@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "src/common/doorbell.h"
 #include "src/common/wake_word.h"
 #include "src/exec/rank_order_sum.h"
 #include "src/exec/verdicts.h"
@@ -42,7 +43,6 @@ struct Cursor {
   int recvPeer = -1;
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
-  int8_t sleepsOnPeers = -1;  // Run::sleepsOnPeers, once known
   bool otherCall = false;  // a chunk arrived with another size or tag than this call's
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
@@ -142,13 +142,17 @@ class Run {
   // caller must keep polling.
   bool sleepOnDescriptors();
   // Sleeps until a peer that a blocked cursor waits for moves (at most 1
-  // ms), where every blocked cursor's connections have a word to sleep on
-  // (shared memory: none needs this rank's polls to move). False otherwise:
-  // the caller keeps polling.
+  // ms), where every blocked cursor waits on shared memory and may sleep
+  // (maySleepOnPeers). False otherwise: the caller keeps polling.
   bool sleepOnSharedMemory();
-  // Whether host memory and every connection of the cursor's program can
-  // sleep on its peer (asked once per cursor).
-  bool sleepsOnPeers(Cursor& c);
+  // Whether the cursor may sleep on its wait's peer: host memory, and each
+  // connection of its program either wakes this rank when its peer moves
+  // (shared memory) or is a socket with nothing left to send, whose kernel
+  // holds what arrives meanwhile.
+  bool maySleepOnPeers(const Cursor& c);
+  // Waits on sockets and on shared memory at once: sleeps in poll() on the
+  // sockets and this rank's doorbell, which the host-mates waited on ring.
+  bool sleepOnSocketsAndBell();
 
   Work* works_;
   size_t count_;
@@ -602,24 +606,22 @@ bool Run::sleepOnDescriptors() {
   return true;
 }
 
-bool Run::sleepsOnPeers(Cursor& c) {
-  if (c.sleepsOnPeers < 0) {
-    const Work& w = *c.work;
-    bool all = w.memory == Memory::kHost;  // a device wait is a kernel's, not a peer's
-    for (const Step& s : c.program->steps) {
-      if (!all) break;
-      if (s.sendPeer >= 0) {
-        SendConnection* send = w.peers->sendTo(w.memory, c.program->channel, s.sendPeer);
-        all = send && send->wakeWord();
-      }
-      forEachRecvPeer(s, w.rank, [&](int peer) {
-        RecvConnection* recv = w.peers->recvFrom(w.memory, c.program->channel, peer);
-        all = all && recv && recv->wakeWord();
-      });
+bool Run::maySleepOnPeers(const Cursor& c) {
+  const Work& w = *c.work;
+  if (w.memory != Memory::kHost) return false;  // a device wait is a kernel's, not a peer's
+  bool may = true;
+  for (const Step& s : c.program->steps) {
+    if (s.sendPeer >= 0) {
+      SendConnection* send = w.peers->sendTo(w.memory, c.program->channel, s.sendPeer);
+      may = send && (send->wakeWord() || (send->pollFd() >= 0 && send->flushed()));
     }
-    c.sleepsOnPeers = all ? 1 : 0;
+    forEachRecvPeer(s, w.rank, [&](int peer) {
+      RecvConnection* recv = w.peers->recvFrom(w.memory, c.program->channel, peer);
+      may = may && recv && (recv->wakeWord() || recv->pollFd() >= 0);
+    });
+    if (!may) return false;
   }
-  return c.sleepsOnPeers == 1;
+  return true;
 }
 
 bool Run::sleepOnSharedMemory() {
@@ -633,7 +635,7 @@ bool Run::sleepOnSharedMemory() {
       continue;
     }
     if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
-    if (c.waitPeer < 0 || n == WakeWord::kMaxWords || !sleepsOnPeers(c)) return false;
+    if (c.waitPeer < 0 || n == WakeWord::kMaxWords || !maySleepOnPeers(c)) return false;
     WakeWord* word = c.waitIsRecv ? (c.recv ? c.recv->wakeWord() : nullptr) : (c.send ? c.send->wakeWord() : nullptr);
     if (!word) return false;
     waiting[n] = &c;
@@ -645,6 +647,44 @@ bool Run::sleepOnSharedMemory() {
       if (waiting[i]->waitIsRecv ? waiting[i]->recv->peerMoved() : waiting[i]->send->peerMoved()) return true;
     return false;
   }, kSharedMemorySleepUs);
+  return true;
+}
+
+bool Run::sleepOnSocketsAndBell() {
+  const Doorbell* bell = cursors_.empty() ? nullptr : cursors_.front().work->peers->doorbell();
+  if (!bell) return false;
+  pollfd fds[WakeWord::kMaxWords + 1];
+  WakeWord* words[WakeWord::kMaxWords];
+  const Cursor* onWords[WakeWord::kMaxWords];
+  nfds_t nfds = 0;
+  int nwords = 0;
+  for (size_t i = 0; i < cursors_.size(); ++i) {
+    Cursor& c = cursors_[i];
+    if (c.finished()) {
+      if (!c.drained) return false;
+      continue;
+    }
+    if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
+    if (c.waitPeer < 0 || nfds == WakeWord::kMaxWords || nwords == WakeWord::kMaxWords) return false;
+    if (c.work->peers->doorbell() != bell) return false;  // a group call of several communicators
+    const int fd = c.waitIsRecv ? (c.recv ? c.recv->pollFd() : -1) : (c.send ? c.send->pollFd() : -1);
+    if (fd >= 0) {
+      fds[nfds++] = {fd, static_cast<short>(c.waitIsRecv ? POLLIN : POLLOUT), 0};
+      continue;
+    }
+    WakeWord* word = c.waitIsRecv ? (c.recv ? c.recv->wakeWord() : nullptr) : (c.send ? c.send->wakeWord() : nullptr);
+    if (!word || !word->pollable() || !maySleepOnPeers(c)) return false;
+    onWords[nwords] = &c;
+    words[nwords++] = word;
+  }
+  if (nfds == 0 || nwords == 0) return false;  // one kind only: the other sleeps serve it
+  fds[nfds++] = {bell->fd(), POLLIN, 0};
+  for (int i = 0; i < nwords; ++i) words[i]->pollers.fetch_add(1, std::memory_order_seq_cst);
+  bool moved = false;
+  for (int i = 0; i < nwords && !moved; ++i)
+    moved = onWords[i]->waitIsRecv ? onWords[i]->recv->peerMoved() : onWords[i]->send->peerMoved();
+  if (!moved && ::poll(fds, nfds, kSharedMemorySleepUs / 1000) > 0 && fds[nfds - 1].revents) bell->drain();
+  for (int i = 0; i < nwords; ++i) words[i]->pollers.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -661,6 +701,7 @@ Status Run::go() {
   Deadline deadline = Deadline::after(options_.timeoutSeconds);
   startNs_ = deadline.atNs() - static_cast<int64_t>(options_.timeoutSeconds * 1e9);
   Backoff backoff(options_.spinCount);
+  int64_t idleSinceNs = -1;  // when this rank last moved, once it waits (yieldUsBeforeSleep)
   size_t live = cursors_.size();
   while (live > 0) {
     bool progressed = false;
@@ -690,6 +731,7 @@ Status Run::go() {
     }
     if (progressed) {
       backoff.reset();
+      idleSinceNs = -1;
       continue;
     }
     if (live == 0) break;
@@ -697,9 +739,18 @@ Status Run::go() {
     const int64_t beforeSleep = options_.socketYieldRounds > 0 ? options_.spinCount + options_.socketYieldRounds
                                                                : std::min(options_.spinCount, 64);
     const int64_t idle = backoff.idleRounds();
-    if ((idle >= beforeSleep && sleepOnDescriptors()) ||
-        (options_.sharedMemoryYieldRounds >= 0 &&
-         idle >= options_.spinCount + options_.sharedMemoryYieldRounds && sleepOnSharedMemory())) {
+    bool yieldedLong = false;
+    if (options_.yieldUsBeforeSleep >= 0) {
+      const int64_t now = nowNs();
+      if (idleSinceNs < 0) idleSinceNs = now;
+      yieldedLong = now - idleSinceNs >= options_.yieldUsBeforeSleep * 1000LL;
+    }
+    const bool socketSleeps = idle >= beforeSleep;
+    const bool sharedMemorySleeps =
+        options_.sharedMemoryYieldRounds >= 0 &&
+        (idle >= options_.spinCount + options_.sharedMemoryYieldRounds || yieldedLong);
+    if ((socketSleeps && sleepOnDescriptors()) || (sharedMemorySleeps && sleepOnSharedMemory()) ||
+        (sharedMemorySleeps && (socketSleeps || yieldedLong) && sleepOnSocketsAndBell())) {
       backoff.countIdle();
       // A round asleep lasts up to 1 ms: an abort (a revoke, a shrink) must
       // not wait a thousand of them for the health check below.

@@ -22,6 +22,8 @@
 
 namespace tutti {
 
+class Doorbell;
+
 // Why a call timed out, when the ranks' published progress tells.
 struct HangReport {
   int culprit = -1;  // the first rank to blame; -1: none found
@@ -70,6 +72,9 @@ class Peers {
     (void)by;
     return {};
   }
+  // Where this rank sleeps in poll() beside its sockets while it waits on
+  // shared memory too (host-mates ring it); null: it has none.
+  virtual const Doorbell* doorbell() const { return nullptr; }
 };
 
 // One operation ready to run: a plan and the buffers it applies to.
@@ -115,6 +120,13 @@ struct ExecOptions {
   // a rank that computes. -1: a rank alone on its cores keeps polling, and
   // after many yields naps (Backoff).
   int sharedMemoryYieldRounds = -1;
+  // Ranks outnumber their cores: a wait on shared memory (alone or beside
+  // sockets) that has yielded this long sleeps, however few its rounds. A
+  // yield that hands the core to a rank in its compute can last a scheduler
+  // slice (milliseconds); data that comes meanwhile waits for the yielder's
+  // turn, where a sleeper it wakes runs at once. Waits on sockets alone keep
+  // their rounds (socketYieldRounds). -1: rounds alone decide.
+  int yieldUsBeforeSleep = -1;
 };
 
 // Runs every Work to completion (or the first error). Works that share a

@@ -5,6 +5,7 @@
 // are stream-ordered, chunks are written and read by the device's copies,
 // and slots go back to the transport only once the device is past them.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/common/doorbell.h"
 #include "src/common/interfaces.h"
 #include "src/common/wake_word.h"
 #include "src/device/emulated_device.h"
@@ -156,7 +158,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     std::tie(p_.senderSide, p_.receiverSide) = makeTransports(GetParam());
     ASSERT_TRUE(p_.senderSide && p_.receiverSide);
     static uint32_t id = 0;
-    ConnectionSpec recvSpec{&info_[1], &info_[0], 0x7e57ull + getpid(), ++id, kSlot, kSlots, 10, nullptr};
+    ConnectionSpec recvSpec{&info_[1], &info_[0], magic_, ++id, kSlot, kSlots, 10, nullptr};
     device_ = onDevice(GetParam());
     if (device_) {
       setDeviceRuntime(&testDevice());
@@ -297,6 +299,7 @@ class Conformance : public ::testing::TestWithParam<std::string> {
 
   RankInfo info_[2];
   Pair p_;
+  const uint64_t magic_ = 0x7e57ull + getpid();  // the communicator the ends belong to
   bool device_ = false;
 };
 
@@ -423,6 +426,54 @@ TEST_P(Conformance, SleeperWakesWhenThePeerMoves) {
   receiver.join();
   EXPECT_NE(p_.send->acquire(&capacity), nullptr);
   for (int i = 1; i < kSlots; ++i) ASSERT_TRUE(tryReceive(100, 3 + i));
+}
+
+// An end whose rank sleeps in poll() beside sockets (counted as a poller)
+// is woken through its doorbell when the peer moves: the receiver (rank 1)
+// when a chunk is posted, the sender (rank 0) when a slot is freed. A bell
+// nobody binds marks the word unpollable, so no rank polls on it again.
+TEST_P(Conformance, PollerWakesThroughItsDoorbellWhenThePeerMoves) {
+  if (!p_.recv->wakeWord() || !p_.send->wakeWord()) GTEST_SKIP() << "its ends poll rather than sleep";
+  auto pollOnPeer = [&](auto& end, const Doorbell& bell) {
+    WakeWord* word = end.wakeWord();
+    word->pollers.fetch_add(1);
+    pollfd fd{bell.fd(), POLLIN, 0};
+    const int ready = end.peerMoved() ? 1 : ::poll(&fd, 1, 10 * 1000);
+    word->pollers.fetch_sub(1);
+    bell.drain();
+    return ready;
+  };
+  auto receiverBell = Doorbell::bind(magic_, 1);
+  auto senderBell = Doorbell::bind(magic_, 0);
+  ASSERT_TRUE(receiverBell.ok() && senderBell.ok()) << receiverBell.status().message();
+  std::vector<std::vector<char>> keep;
+  size_t got = 0;
+  ASSERT_EQ(p_.recv->peek(&got), nullptr);
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(trySend(100, 1, &keep));
+  });
+  EXPECT_EQ(pollOnPeer(*p_.recv, **receiverBell), 1) << "the receiver's bell was not rung";
+  sender.join();
+  ASSERT_TRUE(tryReceive(100, 1));
+  for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(100, 2 + i, &keep));
+  size_t capacity = 0;
+  ASSERT_EQ(p_.send->acquire(&capacity), nullptr);
+  std::thread receiver([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(tryReceive(100, 2));
+  });
+  EXPECT_EQ(pollOnPeer(*p_.send, **senderBell), 1) << "the sender's bell was not rung";
+  receiver.join();
+  EXPECT_TRUE(p_.send->wakeWord()->pollable());
+  // Rank 1's bell gone: the next post finds it unreachable.
+  receiverBell->reset();
+  for (int i = 1; i < kSlots; ++i) ASSERT_TRUE(tryReceive(100, 2 + i));
+  p_.recv->wakeWord()->pollers.fetch_add(1);
+  ASSERT_TRUE(trySend(100, 9, &keep));
+  p_.recv->wakeWord()->pollers.fetch_sub(1);
+  EXPECT_FALSE(p_.recv->wakeWord()->pollable());
+  ASSERT_TRUE(tryReceive(100, 9));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Conformance, ::testing::ValuesIn(transportsUnderTest()),

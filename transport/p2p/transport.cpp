@@ -71,7 +71,7 @@ Result<std::unique_ptr<RecvConnection>> P2pTransport::listen(const ConnectionSpe
   DeviceRuntime& rt = runtime_;
   ShmSlots slots{static_cast<char*>(ring), spec.slotBytes, true, [&rt, ring] { rt.freeDevice(ring); }};
   return std::unique_ptr<RecvConnection>(
-      std::make_unique<ShmRecvConnection>(std::move(control), std::move(slots), peerName(spec)));
+      std::make_unique<ShmRecvConnection>(std::move(control), std::move(slots), spec));
 }
 
 Result<std::unique_ptr<SendConnection>> P2pTransport::connect(const ConnectionSpec& spec,
@@ -100,7 +100,7 @@ Result<std::unique_ptr<SendConnection>> P2pTransport::connect(const ConnectionSp
   }
   control->control()->senderPid.store(getpid(), std::memory_order_release);
   return std::unique_ptr<SendConnection>(
-      std::make_unique<ShmSendConnection>(std::move(control), std::move(slots), peerName(spec)));
+      std::make_unique<ShmSendConnection>(std::move(control), std::move(slots), spec));
 }
 
 Status P2pTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {

@@ -24,11 +24,12 @@ void noticeFailure(ShmControl& control, int failedRank) {
 }
 
 ShmSendConnection::ShmSendConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots,
-                                     std::string peerName)
+                                     const ConnectionSpec& spec)
     : segment_(std::move(segment)),
       control_(segment_->control()),
       slots_(std::move(slots)),
-      peerName_(std::move(peerName)),
+      peerName_(peerName(spec)),
+      peerBell_(spec.commMagic, spec.peer->rank),
       nslots_(control_->nslots) {
   peer_.watch(control_->receiverPid);
   posted_ = control_->posted.load(std::memory_order_relaxed);
@@ -53,7 +54,7 @@ Status ShmSendConnection::post(size_t bytes) {
   control_->sizes[posted_ % nslots_] = bytes;
   ++posted_;
   control_->posted.store(posted_, std::memory_order_release);
-  control_->postedWake.wakeIfSleeping();
+  control_->postedWake.wakeIfSleeping(&peerBell_);
   return Status::Ok();
 }
 
@@ -62,11 +63,12 @@ Status ShmSendConnection::checkPeer() {
 }
 
 ShmRecvConnection::ShmRecvConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots,
-                                     std::string peerName)
+                                     const ConnectionSpec& spec)
     : segment_(std::move(segment)),
       control_(segment_->control()),
       slots_(std::move(slots)),
-      peerName_(std::move(peerName)),
+      peerName_(peerName(spec)),
+      peerBell_(spec.commMagic, spec.peer->rank),
       nslots_(control_->nslots) {}
 
 ShmRecvConnection::~ShmRecvConnection() {
@@ -100,7 +102,7 @@ const void* ShmRecvConnection::peek(size_t* bytes, uint32_t ahead) {
 Status ShmRecvConnection::release() {
   ++consumed_;
   control_->consumed.store(consumed_, std::memory_order_release);
-  control_->consumedWake.wakeIfSleeping();
+  control_->consumedWake.wakeIfSleeping(&peerBell_);
   return Status::Ok();
 }
 

@@ -5,7 +5,8 @@
 // slots in that segment (host memory) or anywhere else both ends can address
 // (the P2P transport's ring in device memory). An end that has waited long
 // sleeps on its counter's wake word, and the other end wakes it after moving
-// the counter (WakeWord: a rare wake-up missed costs the sleep's timeout).
+// the counter (WakeWord: a rare wake-up missed costs the sleep's timeout), or
+// rings its doorbell when it sleeps in poll() on sockets too.
 #pragma once
 
 #include <functional>
@@ -38,7 +39,7 @@ struct ShmSlots {
 
 class ShmSendConnection final : public SendConnection {
  public:
-  ShmSendConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, std::string peerName);
+  ShmSendConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, const ConnectionSpec& spec);
   ~ShmSendConnection() override;
   void* acquire(size_t* capacity, uint32_t ahead) override;
   Status post(size_t bytes) override;
@@ -60,6 +61,7 @@ class ShmSendConnection final : public SendConnection {
   ShmControl* control_;
   ShmSlots slots_;
   std::string peerName_;
+  DoorbellRinger peerBell_;  // wakes the peer asleep in poll()
   ProcessWatch peer_;
   uint64_t posted_ = 0;
   uint64_t consumedSeen_ = 0;
@@ -68,7 +70,7 @@ class ShmSendConnection final : public SendConnection {
 
 class ShmRecvConnection final : public RecvConnection {
  public:
-  ShmRecvConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, std::string peerName);
+  ShmRecvConnection(std::unique_ptr<ShmSegment> segment, ShmSlots slots, const ConnectionSpec& spec);
   ~ShmRecvConnection() override;
   const void* peek(size_t* bytes, uint32_t ahead) override;
   Status release() override;
@@ -93,6 +95,7 @@ class ShmRecvConnection final : public RecvConnection {
   ShmControl* control_;
   ShmSlots slots_;
   std::string peerName_;
+  DoorbellRinger peerBell_;  // wakes the peer asleep in poll()
   ProcessWatch peer_;
   uint64_t consumed_ = 0;
   uint64_t postedSeen_ = 0;

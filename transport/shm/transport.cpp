@@ -38,7 +38,7 @@ Result<std::unique_ptr<RecvConnection>> ShmTransport::listen(const ConnectionSpe
   std::memcpy(handle->bytes, &h, sizeof(h));
   ShmSlots slots = ShmSlots::inSegment(*segment);
   return std::unique_ptr<RecvConnection>(
-      std::make_unique<ShmRecvConnection>(std::move(segment), std::move(slots), peerName(spec)));
+      std::make_unique<ShmRecvConnection>(std::move(segment), std::move(slots), spec));
 }
 
 Result<std::unique_ptr<SendConnection>> ShmTransport::connect(const ConnectionSpec& spec,
@@ -56,7 +56,7 @@ Result<std::unique_ptr<SendConnection>> ShmTransport::connect(const ConnectionSp
   segment->control()->senderPid.store(getpid(), std::memory_order_release);
   ShmSlots slots = ShmSlots::inSegment(*segment);
   return std::unique_ptr<SendConnection>(
-      std::make_unique<ShmSendConnection>(std::move(segment), std::move(slots), peerName(spec)));
+      std::make_unique<ShmSendConnection>(std::move(segment), std::move(slots), spec));
 }
 
 Status ShmTransport::accept(const ConnectionSpec& spec, RecvConnection& connection) {

@@ -50,9 +50,27 @@ bool worthKeeping(Algorithm a, size_t bytes) {
 
 void CallTimes::note(Algorithm a, size_t bytes, double us) {
   const KeptCall call{static_cast<int32_t>(a), static_cast<double>(bytes), us, 1};
-  for (KeptCall& c : calls_)
-    if (sameClass(c, call)) return blend(&c, call, c.calls);
-  if (calls_.size() < static_cast<size_t>(kMaxKeptCalls)) calls_.push_back(call);
+  auto same = std::find_if(classes_.begin(), classes_.end(), [&](const Class& c) { return sameClass(c.call, call); });
+  if (same == classes_.end()) {
+    if (classes_.size() == static_cast<size_t>(kMaxKeptCalls)) return;
+    same = classes_.insert(classes_.end(), Class{call, {}});
+    same->call.calls = 0;
+  }
+  KeptCall& c = same->call;
+  same->recentUs[static_cast<size_t>(c.calls) % kRecentCalls] = us;
+  c.bytes = (c.bytes * c.calls + call.bytes) / (c.calls + 1);
+  c.calls += 1;
+}
+
+std::vector<KeptCall> CallTimes::calls() const {
+  std::vector<KeptCall> out;
+  for (const Class& c : classes_) {
+    KeptCall k = c.call;
+    const auto recent = c.recentUs.begin() + std::min<size_t>(static_cast<size_t>(c.call.calls), kRecentCalls);
+    k.us = *std::min_element(c.recentUs.begin(), recent);
+    out.push_back(k);
+  }
+  return out;
 }
 
 std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const std::vector<KeptCall>& fresh) {

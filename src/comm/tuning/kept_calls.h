@@ -11,6 +11,7 @@
 // shape adds them to its calibration: an algorithm is priced as it ran.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,14 +39,24 @@ constexpr int kMaxKeptCalls = 24;
 // calibrates it at.
 bool worthKeeping(Algorithm a, size_t bytes);
 
-// This run's calls, as they end.
+// This run's calls, as they end: per algorithm and size class, the mean
+// size and the shortest time of the last kRecentCalls. Rank 0's time of a
+// call includes its wait for ranks that came late (still in their backward
+// pass, or saving a checkpoint): the shortest call is the one nearest the
+// algorithm's own cost. Recent calls follow a network that changed within
+// the run.
 class CallTimes {
  public:
+  static constexpr int kRecentCalls = 15;
   void note(Algorithm a, size_t bytes, double us);
-  const std::vector<KeptCall>& calls() const { return calls_; }
+  std::vector<KeptCall> calls() const;
 
  private:
-  std::vector<KeptCall> calls_;
+  struct Class {
+    KeptCall call;  // its mean size and count; `us` unused
+    std::array<double, kRecentCalls> recentUs{};
+  };
+  std::vector<Class> classes_;
 };
 
 // Earlier runs' calls with this run's: means weighted by calls, the earlier
