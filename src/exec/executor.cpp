@@ -153,6 +153,19 @@ class Run {
   // Waits on sockets and on shared memory at once: sleeps in poll() on the
   // sockets and this rank's doorbell, which the host-mates waited on ring.
   bool sleepOnSocketsAndBell();
+  // What the blocked cursors wait on, for a sleep: a socket's descriptor or
+  // a shared-memory word each (and a slot for the doorbell's descriptor).
+  struct Waits {
+    pollfd fds[WakeWord::kMaxWords + 1];
+    nfds_t nfds = 0;
+    WakeWord* words[WakeWord::kMaxWords];
+    const Cursor* onWords[WakeWord::kMaxWords];
+    int nwords = 0;
+    bool anyMoved() const;  // a peer waited on by a word moved
+  };
+  // False when some wait has neither or may not sleep (maySleepOnPeers), or
+  // a finished cursor still has bytes to send.
+  bool gatherWaits(Waits* w);
 
   Work* works_;
   size_t count_;
@@ -624,10 +637,13 @@ bool Run::maySleepOnPeers(const Cursor& c) {
   return true;
 }
 
-bool Run::sleepOnSharedMemory() {
-  WakeWord* words[WakeWord::kMaxWords];
-  const Cursor* waiting[WakeWord::kMaxWords];
-  int n = 0;
+bool Run::Waits::anyMoved() const {
+  for (int i = 0; i < nwords; ++i)
+    if (onWords[i]->waitIsRecv ? onWords[i]->recv->peerMoved() : onWords[i]->send->peerMoved()) return true;
+  return false;
+}
+
+bool Run::gatherWaits(Waits* w) {
   for (size_t i = 0; i < cursors_.size(); ++i) {
     Cursor& c = cursors_[i];
     if (c.finished()) {
@@ -635,56 +651,39 @@ bool Run::sleepOnSharedMemory() {
       continue;
     }
     if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
-    if (c.waitPeer < 0 || n == WakeWord::kMaxWords || !maySleepOnPeers(c)) return false;
+    if (c.waitPeer < 0 || w->nfds == WakeWord::kMaxWords || w->nwords == WakeWord::kMaxWords) return false;
+    const int fd = c.waitIsRecv ? (c.recv ? c.recv->pollFd() : -1) : (c.send ? c.send->pollFd() : -1);
+    if (fd >= 0) {
+      w->fds[w->nfds++] = {fd, static_cast<short>(c.waitIsRecv ? POLLIN : POLLOUT), 0};
+      continue;
+    }
     WakeWord* word = c.waitIsRecv ? (c.recv ? c.recv->wakeWord() : nullptr) : (c.send ? c.send->wakeWord() : nullptr);
-    if (!word) return false;
-    waiting[n] = &c;
-    words[n++] = word;
+    if (!word || !maySleepOnPeers(c)) return false;
+    w->onWords[w->nwords] = &c;
+    w->words[w->nwords++] = word;
   }
-  if (n == 0) return false;
-  WakeWord::sleepOnAny(words, n, [&] {
-    for (int i = 0; i < n; ++i)
-      if (waiting[i]->waitIsRecv ? waiting[i]->recv->peerMoved() : waiting[i]->send->peerMoved()) return true;
-    return false;
-  }, kSharedMemorySleepUs);
+  return true;
+}
+
+bool Run::sleepOnSharedMemory() {
+  Waits w;
+  if (!gatherWaits(&w) || w.nfds > 0 || w.nwords == 0) return false;
+  WakeWord::sleepOnAny(w.words, w.nwords, [&] { return w.anyMoved(); }, kSharedMemorySleepUs);
   return true;
 }
 
 bool Run::sleepOnSocketsAndBell() {
   const Doorbell* bell = cursors_.empty() ? nullptr : cursors_.front().work->peers->doorbell();
-  if (!bell) return false;
-  pollfd fds[WakeWord::kMaxWords + 1];
-  WakeWord* words[WakeWord::kMaxWords];
-  const Cursor* onWords[WakeWord::kMaxWords];
-  nfds_t nfds = 0;
-  int nwords = 0;
-  for (size_t i = 0; i < cursors_.size(); ++i) {
-    Cursor& c = cursors_[i];
-    if (c.finished()) {
-      if (!c.drained) return false;
-      continue;
-    }
-    if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
-    if (c.waitPeer < 0 || nfds == WakeWord::kMaxWords || nwords == WakeWord::kMaxWords) return false;
-    if (c.work->peers->doorbell() != bell) return false;  // a group call of several communicators
-    const int fd = c.waitIsRecv ? (c.recv ? c.recv->pollFd() : -1) : (c.send ? c.send->pollFd() : -1);
-    if (fd >= 0) {
-      fds[nfds++] = {fd, static_cast<short>(c.waitIsRecv ? POLLIN : POLLOUT), 0};
-      continue;
-    }
-    WakeWord* word = c.waitIsRecv ? (c.recv ? c.recv->wakeWord() : nullptr) : (c.send ? c.send->wakeWord() : nullptr);
-    if (!word || !word->pollable() || !maySleepOnPeers(c)) return false;
-    onWords[nwords] = &c;
-    words[nwords++] = word;
-  }
-  if (nfds == 0 || nwords == 0) return false;  // one kind only: the other sleeps serve it
-  fds[nfds++] = {bell->fd(), POLLIN, 0};
-  for (int i = 0; i < nwords; ++i) words[i]->pollers.fetch_add(1, std::memory_order_seq_cst);
-  bool moved = false;
-  for (int i = 0; i < nwords && !moved; ++i)
-    moved = onWords[i]->waitIsRecv ? onWords[i]->recv->peerMoved() : onWords[i]->send->peerMoved();
-  if (!moved && ::poll(fds, nfds, kSharedMemorySleepUs / 1000) > 0 && fds[nfds - 1].revents) bell->drain();
-  for (int i = 0; i < nwords; ++i) words[i]->pollers.fetch_sub(1, std::memory_order_relaxed);
+  Waits w;
+  // One kind only: the other sleeps serve it.
+  if (!bell || !gatherWaits(&w) || w.nfds == 0 || w.nwords == 0) return false;
+  for (int i = 0; i < w.nwords; ++i)  // rung, and rung here (not another communicator's bell of a group call)
+    if (!w.words[i]->pollable() || w.onWords[i]->work->peers->doorbell() != bell) return false;
+  w.fds[w.nfds++] = {bell->fd(), POLLIN, 0};
+  for (int i = 0; i < w.nwords; ++i) w.words[i]->pollers.fetch_add(1, std::memory_order_seq_cst);
+  if (!w.anyMoved() && ::poll(w.fds, w.nfds, kSharedMemorySleepUs / 1000) > 0 && w.fds[w.nfds - 1].revents)
+    bell->drain();
+  for (int i = 0; i < w.nwords; ++i) w.words[i]->pollers.fetch_sub(1, std::memory_order_relaxed);
   return true;
 }
 

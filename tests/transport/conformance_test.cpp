@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -297,6 +298,15 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     while (!p_.send->flushed()) ASSERT_TRUE(p_.send->progress().ok());
   }
 
+  // Runs `move` (a send or a receive that must succeed) 100 ms from now, on
+  // a thread of its own: a peer that moves while this end waits.
+  static std::thread inAWhile(std::function<bool()> move) {
+    return std::thread([move] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      EXPECT_TRUE(move());
+    });
+  }
+
   RankInfo info_[2];
   Pair p_;
   const uint64_t magic_ = 0x7e57ull + getpid();  // the communicator the ends belong to
@@ -396,10 +406,7 @@ TEST_P(Conformance, SleeperWakesWhenThePeerMoves) {
   size_t got = 0;
   // The receiver finds nothing, then sleeps; the chunk comes 100 ms later.
   ASSERT_EQ(p_.recv->peek(&got), nullptr);
-  std::thread sender([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_TRUE(trySend(100, 1, &keep));
-  });
+  std::thread sender = inAWhile([&] { return trySend(100, 1, &keep); });
   Clock::time_point start = Clock::now();
   sleepOnPeer(*p_.recv);
   EXPECT_LT(secondsSince(start), 5.0) << "the receiver slept on after the chunk was posted";
@@ -416,10 +423,7 @@ TEST_P(Conformance, SleeperWakesWhenThePeerMoves) {
   for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(100, 3 + i, &keep));
   size_t capacity = 0;
   ASSERT_EQ(p_.send->acquire(&capacity), nullptr);
-  std::thread receiver([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_TRUE(tryReceive(100, 3));
-  });
+  std::thread receiver = inAWhile([&] { return tryReceive(100, 3); });
   start = Clock::now();
   sleepOnPeer(*p_.send);
   EXPECT_LT(secondsSince(start), 5.0) << "the sender slept on after a slot was freed";
@@ -449,20 +453,14 @@ TEST_P(Conformance, PollerWakesThroughItsDoorbellWhenThePeerMoves) {
   std::vector<std::vector<char>> keep;
   size_t got = 0;
   ASSERT_EQ(p_.recv->peek(&got), nullptr);
-  std::thread sender([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_TRUE(trySend(100, 1, &keep));
-  });
+  std::thread sender = inAWhile([&] { return trySend(100, 1, &keep); });
   EXPECT_EQ(pollOnPeer(*p_.recv, **receiverBell), 1) << "the receiver's bell was not rung";
   sender.join();
   ASSERT_TRUE(tryReceive(100, 1));
   for (int i = 0; i < kSlots; ++i) ASSERT_TRUE(trySend(100, 2 + i, &keep));
   size_t capacity = 0;
   ASSERT_EQ(p_.send->acquire(&capacity), nullptr);
-  std::thread receiver([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_TRUE(tryReceive(100, 2));
-  });
+  std::thread receiver = inAWhile([&] { return tryReceive(100, 2); });
   EXPECT_EQ(pollOnPeer(*p_.send, **senderBell), 1) << "the sender's bell was not rung";
   receiver.join();
   EXPECT_TRUE(p_.send->wakeWord()->pollable());
