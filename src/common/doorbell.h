@@ -32,8 +32,9 @@ class Doorbell {
 
 // A host-mate's bell, as this rank rings it. Connects at the first ring (the
 // host-mate binds its bell before it first sleeps on it); where it cannot
-// (a host-mate in another network namespace), reachable() turns false and
-// the sleeper's timeout wakes it.
+// (a host-mate in another network namespace), ring() returns false from
+// then on, the word rung for is marked (WakeWord::pollable), and the
+// sleeper's timeout wakes it.
 class DoorbellRinger {
  public:
   DoorbellRinger(uint64_t magic, int rank) : magic_(magic), rank_(rank) {}
