@@ -49,12 +49,11 @@ bool worthKeeping(Algorithm a, size_t bytes) {
 }
 
 void CallTimes::note(Algorithm a, size_t bytes, double us) {
-  const KeptCall call{static_cast<int32_t>(a), static_cast<double>(bytes), us, 1};
+  const KeptCall call{static_cast<int32_t>(a), static_cast<double>(bytes), us, 0};
   auto same = std::find_if(classes_.begin(), classes_.end(), [&](const Class& c) { return sameClass(c.call, call); });
   if (same == classes_.end()) {
     if (classes_.size() == static_cast<size_t>(kMaxKeptCalls)) return;
-    same = classes_.insert(classes_.end(), Class{call, {}});
-    same->call.calls = 0;
+    same = classes_.insert(classes_.end(), Class{call, {}});  // no call counted yet
   }
   KeptCall& c = same->call;
   same->recentUs[static_cast<size_t>(c.calls) % kRecentCalls] = us;
