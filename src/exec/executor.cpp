@@ -36,6 +36,7 @@ struct Cursor {
   size_t iterations = 0;  // chunks in the phase's longest step
   size_t iteration = 0;
   size_t sentAhead = 0;   // chunks of the phase's first step sent (ChannelProgram::sendsAhead)
+  bool leadGoesAhead = false;  // the phase's first step may send ahead (startPhase)
   size_t step = 0;
   SendConnection* send = nullptr;
   RecvConnection* recv = nullptr;
@@ -57,6 +58,11 @@ struct Cursor {
     iteration = iterations = sentAhead = 0;
     size_t longest = 0;
     for (size_t i = phaseBegin; i < phaseEnd; ++i) longest = std::max(longest, program->steps[i].count);
+    // A chunk sent ahead must not overtake one a later step of the phase
+    // sends to the same peer (a ring's): the peer takes them in order.
+    leadGoesAhead = program->sendsAhead && phaseBegin < phaseEnd && program->steps[phaseBegin].kind == StepKind::kSend;
+    for (size_t i = phaseBegin + 1; leadGoesAhead && i < phaseEnd; ++i)
+      leadGoesAhead = program->steps[i].sendPeer != program->steps[phaseBegin].sendPeer;
     if (phase < program->phaseLinks.size()) chunk = oneShotChunk(longest);
     iterations = (longest + chunk - 1) / chunk;
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
@@ -483,9 +489,9 @@ Advance Run::advance(Cursor& c, Status* error) {
 }
 
 bool Run::sendAhead(Cursor& c, Status* error) {
-  if (!c.program->sendsAhead || c.step == c.phaseBegin) return false;
+  if (!c.leadGoesAhead || c.step == c.phaseBegin) return false;
   const Step& lead = c.program->steps[c.phaseBegin];
-  if (lead.kind != StepKind::kSend || c.sentAhead * c.chunk >= lead.count) return false;  // nothing left to lead
+  if (c.sentAhead * c.chunk >= lead.count) return false;  // nothing left to lead
   Cursor ahead = c;  // the lead step's view, for doChunk
   ahead.send = c.work->peers->sendTo(c.work->memory, c.program->channel, lead.sendPeer);
   ahead.sendPeer = lead.sendPeer;

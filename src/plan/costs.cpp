@@ -24,7 +24,9 @@ std::tuple<double, double, bool, double, double> termsOf(const TuneContext& t, s
 // halving the data, rounds across nodes on one block of it (a node's ranks
 // at once: a node's link carries what one rank sends times its ranks), and
 // as many rounds inside doubling it back. Across, kTwoLevel swaps the
-// whole block each round; kHalvingDoubling halves it, then doubles back.
+// whole block each round; kHalvingDoubling halves it, then doubles back,
+// or across a number of nodes that is not a power of two passes it round
+// a ring of them.
 double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, bool halving) {
   const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
   const double maxBytes = kTwoLevelMaxBytes * t.ranksPerNode;
@@ -38,17 +40,21 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
     ++pairRounds;
   }
   const double block = S / t.ranksPerNode;
-  const int foldRounds = nodes2 < t.nnodes ? 2 : 0;  // the nodes past nodes2 in and out
-  const int netRounds = foldRounds + (halving ? 2 : 1) * pairRounds;
-  // What one rank sends across in all: the folds' whole blocks, and the
-  // block once a round or 2(m-1)/m of it over the halving and doubling.
-  const double sent = foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
   const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
   const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
+  const bool ring = halving && nodes2 < t.nnodes;
+  const int foldRounds = nodes2 < t.nnodes && !ring ? 2 : 0;  // the nodes past nodes2 in and out
+  const int m = t.nnodes;
+  const int netRounds = ring ? 2 * (m - 1) : foldRounds + (halving ? 2 : 1) * pairRounds;
+  // What one rank sends across in all: the folds' whole blocks, and the
+  // block once a round or 2(m-1)/m of it over the halving and doubling (or
+  // the ring).
+  const double sent = ring ? 2 * block * (m - 1) / m
+                           : foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
   // The folds move whole blocks; halving's rounds a half, a quarter, ... of
-  // it, then as much again doubling back.
-  double chunksNet = foldRounds * ceilDiv(block, chunkEff);
-  for (int k = 1; k <= pairRounds; ++k)
+  // it, then as much again doubling back; a ring's hops an m-th.
+  double chunksNet = ring ? netRounds * ceilDiv(block / m, chunkEff) : foldRounds * ceilDiv(block, chunkEff);
+  for (int k = 1; k <= pairRounds && !ring; ++k)
     chunksNet += halving ? 2 * ceilDiv(block / (1 << k), chunkEff) : ceilDiv(block, chunkEff);
   const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
   const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);

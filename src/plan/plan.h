@@ -92,7 +92,8 @@ struct ChannelProgram {
   // While a later step of a phase waits, the phase's first step, a send of
   // data an earlier phase made, goes on with its next chunks as far as the
   // connection's slots allow: an exchange of many chunks keeps several in
-  // flight instead of one at a time.
+  // flight instead of one at a time. Not in a phase where a later step
+  // sends to the same peer (a ring's): its chunks would be overtaken.
   bool sendsAhead = false;
   // No byte a step sends is written again by this call before the peer it
   // went to has it (a later write waits on a chunk that needed it), so a

@@ -10,12 +10,17 @@
 // - recursive halving, then doubling (kHalvingDoubling, Rabenseifner's):
 //   twice the rounds, and a node's link carries 2(m-1)/m of the buffer in
 //   all for m nodes, as a ring's would, in log2 rounds instead of m - 1.
+//   Where m is not a power of two, a ring of the nodes instead: it carries
+//   the same 2(m-1)/m, where folding the nodes past the largest power of
+//   two into partners would carry twice the block through a partner's link
+//   (3 x 2 on 4 Gbit/s links: busbw at most 0.47 GB/s of 0.5 with any
+//   algorithm before it).
 // Needs every node to hold the same power-of-two number of ranks (else it
-// is recursive doubling). Nodes past the largest power of two fold their
-// block into a partner node's first and take the result back last. Runs on
-// the one-shot channel (connections to every rank, tagged chunks); each
-// round that covers another range of the buffer than the one before is a
-// phase of its own (ChannelProgram::phaseStarts).
+// is recursive doubling). For kTwoLevel, nodes past the largest power of
+// two fold their block into a partner node's first and take the result
+// back last. Runs on the one-shot channel (connections to every rank,
+// tagged chunks); each round that covers another range of the buffer than
+// the one before is a phase of its own (ChannelProgram::phaseStarts).
 #include "src/plan/plan_internal.h"
 
 namespace tutti {
@@ -67,6 +72,22 @@ class TwoLevelSteps {
   void receive(int peer, const Slice& s) {
     addStep(&program_->steps, StepKind::kRecv, peer, -1, 0, s.begin, s.count, true);
   }
+  // A ring all-reduce of `whole` among n places, this one at `at`, in one
+  // phase: piece `at` leaves, the pieces behind it gather partial sums on
+  // the way round, then the sums go round once more.
+  void ring(const Slice& whole, int n, int at, int prev, int next) {
+    auto pieceAt = [&](int k) { return piece(whole, n, ((at + k) % n + n) % n); };
+    auto step = [&](StepKind kind, const Slice& s, bool final) {
+      addStep(&program_->steps, kind, prev, next, s.begin, s.begin, s.count, final, fromOutput_);
+    };
+    phase();
+    send(next, pieceAt(0));
+    for (int k = 1; k < n - 1; ++k) step(StepKind::kRecvReduceSend, pieceAt(-k), false);
+    step(StepKind::kRecvReduceCopySend, pieceAt(1), true);
+    fromOutput_ = true;
+    for (int k = 1; k < n - 1; ++k) step(StepKind::kRecvCopySend, pieceAt(1 - k), false);
+    receive(prev, pieceAt(2));
+  }
 
  private:
   ChannelProgram* program_;
@@ -108,7 +129,9 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
   int nodes2 = 1;
   while (nodes2 * 2 <= nodes) nodes2 *= 2;
   const bool extra = node >= nodes2, hasExtra = node + nodes2 < nodes;
-  if (extra) {  // in, then the result back, walked as the partner walks them
+  if (halveAcross && nodes2 < nodes) {
+    steps.ring(mine, nodes, node, onNode((node + nodes - 1) % nodes), onNode((node + 1) % nodes));
+  } else if (extra) {  // in, then the result back, walked as the partner walks them
     steps.phase();
     steps.send(onNode(node - nodes2), mine);
     if (halveAcross) steps.phase();  // back only once every chunk went in

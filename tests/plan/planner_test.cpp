@@ -21,13 +21,16 @@ namespace tutti {
 namespace {
 
 // A slot ring shared by one sender and one receiver, in this process.
+// With `lag`, a posted chunk shows only at the receiver's lag-th look, as
+// a network's would: ranks then wait in the middle of a phase too.
 struct MemoryPipe {
   size_t slotBytes;
   int nslots;
   std::vector<std::vector<char>> slots;
   std::vector<size_t> sizes;
   uint64_t posted = 0, consumed = 0;
-  MemoryPipe(size_t bytes, int n) : slotBytes(bytes), nslots(n), slots(n, std::vector<char>(bytes)), sizes(n) {}
+  int lag = 0, looks = 0;
+  MemoryPipe(size_t bytes, int n, int lag) : slotBytes(bytes), nslots(n), slots(n, std::vector<char>(bytes)), sizes(n), lag(lag) {}
 };
 
 class MemorySend final : public SendConnection {
@@ -61,6 +64,8 @@ class MemoryRecv final : public RecvConnection {
   const void* peek(size_t* bytes, uint32_t ahead) override {
     const uint64_t index = p_->consumed + ahead;
     if (index >= p_->posted) return nullptr;
+    if (p_->looks++ < p_->lag) return nullptr;
+    p_->looks = 0;
     *bytes = p_->sizes[index % p_->nslots];
     return p_->slots[index % p_->nslots].data();
   }
@@ -91,7 +96,7 @@ constexpr OneShotSlots kSimInside{80, 3, 32}, kSimAcross{64, 3, 64};
 // pipe (c, from, to) carries from -> to on channel c.
 class MemoryFabric {
  public:
-  explicit MemoryFabric(const NodeLayout& layout) : layout_(layout) {
+  MemoryFabric(const NodeLayout& layout, int lag) : layout_(layout), lag_(lag) {
     for (int r = 0; r < layout.nranks(); ++r) peers_.push_back(std::make_unique<RankPeers>(this, r));
   }
   Peers* peers(int rank) { return peers_[rank].get(); }
@@ -108,7 +113,7 @@ class MemoryFabric {
       const OneShotSlots slots = c != kOneShotChannel ? OneShotSlots{2 * kSimChunkBytes, 3, kSimChunkBytes}
                                  : layout_.nodeOf(from) == layout_.nodeOf(to) ? kSimInside
                                                                               : kSimAcross;
-      e.pipe = std::make_unique<MemoryPipe>(slots.slotBytes, slots.count);
+      e.pipe = std::make_unique<MemoryPipe>(slots.slotBytes, slots.count, lag_);
       e.send = std::make_unique<MemorySend>(e.pipe.get());
       e.recv = std::make_unique<MemoryRecv>(e.pipe.get());
     }
@@ -125,6 +130,7 @@ class MemoryFabric {
     int rank;
   };
   const NodeLayout& layout_;
+  int lag_;
   std::map<std::tuple<int, int, int>, Ends> pipes_;
   std::vector<std::unique_ptr<RankPeers>> peers_;
 };
@@ -137,6 +143,7 @@ struct Job {
   Algorithm algorithm = Algorithm::kRing;
   RingOrder order = RingOrder::kTopo;
   int channels = 1;
+  int lag = 0;  // MemoryPipe::lag
   int n() const { return nodes * perNode; }
 };
 
@@ -150,7 +157,7 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
   NodeLayout layout = NodeLayout::uniform(job.nodes, job.perNode, job.interleaved, 1, 10, 4);
   std::vector<std::vector<int>> rings;
   for (int c = 0; c < job.channels; ++c) rings.push_back(layout.ring(c, job.order));
-  MemoryFabric fabric(layout);
+  MemoryFabric fabric(layout, job.lag);
   std::vector<std::vector<int32_t>> in(n), out(n, std::vector<int32_t>(outElems + inElems, -1));
   std::vector<Plan> plans(n);
   std::vector<Work> works(n);
@@ -217,8 +224,8 @@ std::string describe(const Shape& s) {
 
 // Every collective on every algorithm that implements it, checked against
 // the definitions.
-void checkAll(const Shape& s, Algorithm algorithm, RingOrder order) {
-  Job job{s.nodes, s.perNode, s.interleaved, algorithm, order, s.channels};
+void checkAll(const Shape& s, Algorithm algorithm, RingOrder order, int lag = 0) {
+  Job job{s.nodes, s.perNode, s.interleaved, algorithm, order, s.channels, lag};
   const int n = job.n();
   for (bool inPlace : {false, true})
     for (int root : {0, n - 1, n / 2}) {
@@ -276,10 +283,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PlanSim,
 // The two-level all-reduces where they apply (nodes of the same power of
 // two of ranks; halving and doubling with one rank a node too), with blocks
 // that are empty, uneven or a cache line's, and node counts that are not
-// powers of two.
+// powers of two (halving and doubling's ring across them).
 class TwoLevelSim : public ::testing::TestWithParam<Shape> {};
 TEST_P(TwoLevelSim, TwoLevel) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo); }
 TEST_P(TwoLevelSim, HalvingDoubling) { checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo); }
+// Chunks that arrive a look late: a rank waits inside a phase, and a phase's
+// lead sends ahead (ChannelProgram::sendsAhead) where it may.
+TEST_P(TwoLevelSim, TwoLevelOnLaggingLinks) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo, 1); }
+TEST_P(TwoLevelSim, HalvingDoublingOnLaggingLinks) {
+  checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo, 1);
+}
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLevelSim,
                          ::testing::Values(Shape{2, 2, false, 0, 1}, Shape{2, 2, false, 1, 1},
                                            Shape{2, 2, false, 3, 1}, Shape{2, 2, false, 16, 1},
@@ -288,7 +301,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TwoLevelSim,
                                            Shape{3, 4, true, 129, 1}, Shape{2, 8, false, 4099, 1},
                                            Shape{4, 2, true, 40, 1}, Shape{4, 1, false, 1000, 1},
                                            Shape{5, 1, false, 3, 1}, Shape{8, 1, false, 4097, 1},
-                                           Shape{6, 1, true, 100, 1}, Shape{2, 1, false, 64, 1}),
+                                           Shape{6, 1, true, 100, 1}, Shape{2, 1, false, 64, 1},
+                                           // rings across 3 and 5 nodes, many chunks a step
+                                           Shape{3, 2, false, 5003, 1}, Shape{3, 1, false, 2999, 1},
+                                           Shape{5, 2, true, 4001, 1}),
                          [](const auto& info) { return describe(info.param); });
 
 TEST(RingPlan, StepsPairUp) {
@@ -386,6 +402,40 @@ TEST(Plans, OneShotChunksFollowTheLinkOfEachPhase) {
             std::vector<L>{L::kAcrossNodes});
   EXPECT_EQ(linksOf(NodeLayout::uniform(1, 4, false, 1, 10, 4), Algorithm::kRecursiveDoubling, 1),
             std::vector<L>{L::kInsideNode});
+}
+
+// Halving and doubling across a number of nodes that is not a power of
+// two: each node's link carries 2(m-1)/m of the buffer each way, as across
+// a power of two, where folding the odd node into a partner sent the whole
+// buffer twice through that partner's link.
+TEST(Plans, HalvingDoublingLoadsEveryNodesLinkAlikeAcrossThreeNodes) {
+  for (auto [nodes, perNode] : {std::pair{3, 2}, std::pair{3, 1}, std::pair{5, 2}, std::pair{6, 1}}) {
+    const NodeLayout layout = NodeLayout::uniform(nodes, perNode, false, 1, 10, 4);
+    std::vector<std::vector<int>> rings{layout.ring(0, RingOrder::kTopo)};
+    const size_t count = 6000 * static_cast<size_t>(nodes * perNode);
+    std::vector<double> out(nodes), in(nodes);
+    for (int r = 0; r < layout.nranks(); ++r) {
+      PlanRequest req;
+      req.algorithm = Algorithm::kHalvingDoubling;
+      req.nranks = layout.nranks();
+      req.rank = r;
+      req.count = count;
+      req.rings = &rings;
+      req.layout = &layout;
+      Plan p;
+      buildPlan(req, &p);
+      for (const ChannelProgram& program : p.channels)
+        for (const Step& s : program.steps) {
+          if (s.sendPeer >= 0 && layout.nodeOf(s.sendPeer) != layout.nodeOf(r)) out[layout.nodeOf(r)] += s.count;
+          if (s.recvPeer >= 0 && layout.nodeOf(s.recvPeer) != layout.nodeOf(r)) in[layout.nodeOf(r)] += s.count;
+        }
+    }
+    const double share = 2.0 * (nodes - 1) / nodes * count;
+    for (int m = 0; m < nodes; ++m) {
+      EXPECT_LE(out[m], share * 1.01) << nodes << "x" << perNode << " node " << m << " sends";
+      EXPECT_LE(in[m], share * 1.01) << nodes << "x" << perNode << " node " << m << " receives";
+    }
+  }
 }
 
 }  // namespace
