@@ -10,6 +10,7 @@
 #include "src/common/hash.h"
 #include "src/common/json.h"
 #include "src/common/text_file.h"
+#include "src/comm/tuning/typical_time.h"
 #include "src/plan/algorithms.h"
 
 namespace tutti {
@@ -66,7 +67,7 @@ std::vector<KeptCall> CallTimes::calls() const {
   for (const Class& c : classes_) {
     KeptCall k = c.call;
     const auto recent = c.recentUs.begin() + std::min<size_t>(static_cast<size_t>(c.call.calls), kRecentCalls);
-    k.us = *std::min_element(c.recentUs.begin(), recent);
+    k.us = typicalUs(std::vector<double>(c.recentUs.begin(), recent));
     out.push_back(k);
   }
   return out;

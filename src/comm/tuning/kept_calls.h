@@ -40,11 +40,12 @@ constexpr int kMaxKeptCalls = 24;
 bool worthKeeping(Algorithm a, size_t bytes);
 
 // This run's calls, as they end: per algorithm and size class, the mean
-// size and the shortest time of the last kRecentCalls. Rank 0's time of a
-// call includes its wait for ranks that came late (still in their backward
-// pass, or saving a checkpoint): the shortest call is the one nearest the
-// algorithm's own cost. Recent calls follow a network that changed within
-// the run.
+// size and the typical time of the last kRecentCalls (typicalUs, as init
+// reads its calibration). Rank 0's time of a call includes its wait for
+// ranks that came late (still in their backward pass, or saving a
+// checkpoint), and the slowest are dropped; so is no call's single fastest
+// (one rank 0 came to last). Recent calls follow a network that changed
+// within the run.
 class CallTimes {
  public:
   static constexpr int kRecentCalls = 15;

@@ -7,6 +7,7 @@
 
 #include "src/comm/communicator.h"
 #include "src/comm/group.h"
+#include "src/comm/tuning/typical_time.h"
 #include "src/common/clock.h"
 #include "src/plan/algorithms.h"
 
@@ -40,10 +41,8 @@ Status passOn(Communicator& comm, int next, int prev, std::vector<char>& out, st
   return runGroup(calls, &failed);
 }
 
-// Microseconds `call` takes: the mean of `calls` runs without the slowest
-// third (one at least), after `warm` unmeasured ones (connections, pages).
-// Ranks sharing cores make single runs wander by several times; a
-// collective pays their wake-ups, not the best case.
+// Microseconds `call` takes: typicalUs of `calls` runs, after `warm`
+// unmeasured ones (connections, pages).
 Result<double> timeCalls(int warm, int calls, const std::function<Status()>& call) {
   for (int i = 0; i < warm; ++i) TUTTI_RETURN_IF_ERROR(call());
   std::vector<double> took(calls);
@@ -52,11 +51,7 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
     TUTTI_RETURN_IF_ERROR(call());
     t = static_cast<double>(nowNs() - t0) / 1e3;
   }
-  std::sort(took.begin(), took.end());
-  const int kept = calls < 2 ? calls : calls - std::max(1, calls / 3);
-  double sum = 0;
-  for (int i = 0; i < kept; ++i) sum += took[i];
-  return sum / kept;
+  return typicalUs(std::move(took));
 }
 
 // Microseconds an internal all-reduce of `bytes` takes on this rank.
