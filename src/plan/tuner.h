@@ -74,9 +74,10 @@ struct TuneContext {
   // pay wake-ups, copies and reductions on those cores that no link figure
   // holds; the model keeps the shape and the measurements set the level.
   // Past them, up to kKeptPoints larger sizes timed by earlier runs' calls
-  // (src/comm/tuning/kept_calls.h).
+  // (src/comm/tuning/kept_calls.h): every power of two from a 1 MiB
+  // calibration to 256 MiB.
   static constexpr int kCalibrationPoints = 4;
-  static constexpr int kKeptPoints = 4;
+  static constexpr int kKeptPoints = 8;
   static constexpr int kMaxPoints = kCalibrationPoints + kKeptPoints;
   struct Calibration {
     int points = 0;  // 0: not measured

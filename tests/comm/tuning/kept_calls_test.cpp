@@ -160,6 +160,17 @@ TEST(KeptCalls, ARingKeptSlowHandsLargeCallsOn) {
                &both);
   EXPECT_EQ(tune(both, ar, big).algorithm, Algorithm::kRing);
   EXPECT_NEAR(tune(both, ar, big).predictedUs, 1.3 * ringThen, 1e-6 * ringThen);
+
+  // Every size it ran at past its calibration prices it (on these nodes
+  // halving-doubling ran at 2-64 MiB; with the largest four kept, 4 MiB
+  // was priced from 1 and 8 MiB and chosen, at 1.2x a ring's time).
+  TuneContext six = t;
+  std::vector<KeptCall> hd;
+  for (size_t b = 2 << 20; b <= big; b *= 2)
+    hd.push_back(call(Algorithm::kHalvingDoubling, b, 1.3 * tune(restrictedTo(t, Algorithm::kRing), ar, b).predictedUs, 2));
+  addKeptCalls(hd, &six);
+  EXPECT_EQ(six.allReduce[static_cast<int>(Algorithm::kHalvingDoubling)].points, 4 + 6);
+  for (size_t b = 2 << 20; b <= big; b *= 2) EXPECT_EQ(tune(six, ar, b).algorithm, Algorithm::kRing) << b;
 }
 
 const char* const kShape = "v1; 4 rank(s) on 4 node(s): [0] [1] [2] [3]; 4 rank(s) on 2 core(s)";
