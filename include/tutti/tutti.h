@@ -97,11 +97,18 @@ typedef struct {
    * algorithm, channels, chunks or transport. 0: fastest order. -1 (the
    * initializer's): TUTTI_DETERMINISTIC decides. Must agree on every rank. */
   int deterministic;
+  /* 1: the calls run on a thread of their own while the caller's threads
+   * compute (a training framework's communication thread). Where ranks
+   * outnumber cores, a wait then sleeps at once: a yield would hand the
+   * core to a computing thread for a scheduler slice, and the data that
+   * comes meanwhile would wait for it. 0 (the initializer's): waits yield
+   * a while first, which ranks that only communicate (a benchmark) want. */
+  int callsBesideCompute;
 } tuttiConfig_t;
 
 #define TUTTI_CONFIG_MAGIC 0x74757474u
 #define TUTTI_CONFIG_INITIALIZER \
-  { sizeof(tuttiConfig_t), TUTTI_CONFIG_MAGIC, TUTTI_VERSION, 1, 0, NULL, -1 }
+  { sizeof(tuttiConfig_t), TUTTI_CONFIG_MAGIC, TUTTI_VERSION, 1, 0, NULL, -1, 0 }
 /* tuttiCommSplit's color for ranks that join no new communicator. */
 #define TUTTI_SPLIT_NOCOLOR (-1)
 

@@ -113,6 +113,7 @@ void Inbox::receiveFrom(int src) {
     std::memcpy(uid.internal, id.data(), id.size());
     tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
     config.timeoutSeconds = INT_MAX / 4;  // the next envelope may be long in coming
+    config.callsBesideCompute = 1;        // this thread waits while the others compute
     std::string name = "p2p " + std::to_string(src) + "->" + std::to_string(rank_);
     config.commName = name.c_str();
     check(tuttiCommInitRankConfig(&comm, 2, uid, 1, &config), "connecting");

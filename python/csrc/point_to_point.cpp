@@ -45,6 +45,7 @@ PointToPoint::Outgoing& PointToPoint::outgoingTo(int dst) {
       tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
       auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout_).count();
       config.timeoutSeconds = static_cast<int>(std::clamp<int64_t>(seconds, 1, INT_MAX / 4));
+      config.callsBesideCompute = 1;  // sent by the worker while the caller computes
       std::string name = "p2p " + me + "->" + std::to_string(dst);
       config.commName = name.c_str();
       r = tuttiCommInitRankConfig(&o->comm, 2, id, 0, &config);

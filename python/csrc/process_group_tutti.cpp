@@ -107,6 +107,8 @@ tuttiConfig_t ProcessGroupTutti::configFor(std::chrono::milliseconds timeout) {
   // Rounded up: a call must not give up before the group's timeout.
   auto seconds = std::chrono::ceil<std::chrono::seconds>(timeout).count();
   config.timeoutSeconds = seconds > 0 ? static_cast<int>(seconds) : 0;
+  // Calls run on queue_'s thread while the caller's threads compute.
+  config.callsBesideCompute = 1;
   return config;
 }
 

@@ -15,6 +15,7 @@ Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSetting
   // fields it lacks keep their defaults.
   constexpr size_t kFirstSize = offsetof(tuttiConfig_t, deterministic);
   const bool hasDeterministic = config->size >= offsetof(tuttiConfig_t, deterministic) + sizeof(int);
+  const bool hasBesideCompute = config->size >= offsetof(tuttiConfig_t, callsBesideCompute) + sizeof(int);
   if (config->magic != TUTTI_CONFIG_MAGIC || config->size < kFirstSize)
     return InvalidArgument("config was not initialized with TUTTI_CONFIG_INITIALIZER (size " +
                            std::to_string(config->size) + ", magic " +
@@ -28,9 +29,13 @@ Result<CommSettings> settingsFrom(const tuttiConfig_t* config, const CommSetting
   if (hasDeterministic && (config->deterministic < -1 || config->deterministic > 1))
     return InvalidArgument("config->deterministic is " + std::to_string(config->deterministic) +
                            ", must be -1, 0 or 1");
+  if (hasBesideCompute && config->callsBesideCompute != 0 && config->callsBesideCompute != 1)
+    return InvalidArgument("config->callsBesideCompute is " + std::to_string(config->callsBesideCompute) +
+                           ", must be 0 or 1");
   CommSettings s;
   s.blocking = config->blocking == 1;
   if (hasDeterministic) s.options.deterministic = config->deterministic;
+  if (hasBesideCompute) s.options.callsBesideCompute = config->callsBesideCompute == 1;
   s.options.timeoutSeconds = config->timeoutSeconds;
   if (config->commName) s.options.name = config->commName;
   return s;

@@ -64,7 +64,9 @@ struct CommConfig {
   // namespace nodes, 8-byte tree all-reduce 55 -> 31 us); one host's calls
   // go through shared memory, which yields already. Waits on shared memory
   // sleep on the peer after a few yields, on one node or several.
-  void adaptToOversubscription(int ranksOnCores, int cores, int nodes);
+  // `besideCompute` (tuttiConfig_t::callsBesideCompute): the caller's threads
+  // compute while calls run, so every wait sleeps at once.
+  void adaptToOversubscription(int ranksOnCores, int cores, int nodes, bool besideCompute = false);
 };
 
 }  // namespace tutti

@@ -117,7 +117,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // the cores too: a rank spinning for the network keeps one that works off.
   int sharingCores = 0;
   for (const RankInfo& r : peers()) sharingCores += r.coresHash == peers()[rank].coresHash;
-  config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores, planner_.layout().nnodes());
+  config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores, planner_.layout().nnodes(),
+                                  options.callsBesideCompute);
   TUTTI_INFO(kSubsysInit,
              "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
              localRanks, sharingCores, cores, config_.spinCount);

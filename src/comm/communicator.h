@@ -37,6 +37,7 @@ struct CommOptions {
   std::string name;           // shown in errors; empty: none
   int device = -1;            // the CUDA device bound at init; -1: host-only
   int deterministic = -1;     // 0 or 1; -1: TUTTI_DETERMINISTIC
+  bool callsBesideCompute = false;  // tuttiConfig_t::callsBesideCompute
 };
 
 class Communicator final : public Peers {

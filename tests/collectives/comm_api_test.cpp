@@ -205,6 +205,33 @@ TEST(CommConfig, TimeoutFromConfigBoundsAWait) {
   EXPECT_EQ(summarize(runRanks(2, body, loopbackEnv, 60)), "");
 }
 
+// A program built before callsBesideCompute passes a smaller struct: what
+// lies past its end is not read, and its calls run as before; a program
+// that sets the field runs them as well.
+TEST(CommConfig, AnOlderStructLeavesLaterFieldsAtTheirDefaults) {
+  auto body = [](const RankContext& ctx) -> std::string {
+    tuttiConfig_t config = TUTTI_CONFIG_INITIALIZER;
+    if (ctx.rank == 0) {
+      config.size = offsetof(tuttiConfig_t, callsBesideCompute);
+      config.callsBesideCompute = 7;  // beyond the older struct: never read
+    } else {
+      config.callsBesideCompute = 1;
+    }
+    tuttiComm_t comm = nullptr;
+    tuttiResult_t r = tuttiCommInitRankConfig(&comm, ctx.nranks, ctx.id, ctx.rank, &config);
+    if (r != tuttiSuccess) return failed("tuttiCommInitRankConfig", r, nullptr);
+    std::vector<float> x(300000, static_cast<float>(ctx.rank + 1));
+    r = tuttiAllReduce(x.data(), x.data(), x.size(), tuttiFloat32, tuttiSum, comm, nullptr);
+    tuttiCommDestroy(comm);
+    if (r != tuttiSuccess) return failed("tuttiAllReduce", r, nullptr);
+    const float want = static_cast<float>(ctx.nranks * (ctx.nranks + 1) / 2);
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i] != want) return "element " + std::to_string(i) + " is " + std::to_string(x[i]);
+    return "";
+  };
+  EXPECT_EQ(summarize(runRanks(3, body, loopbackEnv, 60)), "");
+}
+
 TEST(CommConfig, BadArgumentsAreRefused) {
   auto body = [](const RankContext& ctx) -> std::string {
     tuttiConfig_t garbage{};
@@ -213,6 +240,12 @@ TEST(CommConfig, BadArgumentsAreRefused) {
     std::string message = tuttiGetLastError(nullptr);
     if (r != tuttiInvalidArgument || message.find("TUTTI_CONFIG_INITIALIZER") == std::string::npos)
       return "an uninitialized config gave " + std::string(tuttiGetErrorString(r)) + ": " + message;
+    tuttiConfig_t beside = TUTTI_CONFIG_INITIALIZER;
+    beside.callsBesideCompute = 2;
+    r = tuttiCommInitRankConfig(&comm, ctx.nranks, ctx.id, ctx.rank, &beside);
+    message = tuttiGetLastError(nullptr);
+    if (r != tuttiInvalidArgument || message.find("callsBesideCompute is 2") == std::string::npos)
+      return "callsBesideCompute 2 gave " + std::string(tuttiGetErrorString(r)) + ": " + message;
     std::string err = initComm(ctx, &comm);
     if (!err.empty()) return err;
     tuttiComm_t child = nullptr;

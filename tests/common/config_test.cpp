@@ -62,6 +62,28 @@ TEST_F(ConfigTest, CommConfigChecksRanges) {
   EXPECT_TRUE(c->channelsForced);
 }
 
+// Ranks outnumbering cores yield a while before they sleep, unless their
+// calls run beside the caller's compute (tuttiConfig_t::callsBesideCompute):
+// then every wait sleeps at once, on shared memory and on sockets. A rank
+// alone on its cores keeps polling either way.
+TEST_F(ConfigTest, CallsBesideComputeSleepAtOnceWhereRanksOutnumberCores) {
+  for (int nodes : {1, 2}) {
+    CommConfig bench = CommConfig::fromEnv().value(), framework = bench;
+    bench.adaptToOversubscription(4, 2, nodes, false);
+    framework.adaptToOversubscription(4, 2, nodes, true);
+    EXPECT_GT(bench.yieldUsBeforeSleep, 0) << nodes;
+    EXPECT_GT(bench.sharedMemoryYieldRounds, 1) << nodes;
+    EXPECT_EQ(framework.yieldUsBeforeSleep, 0) << nodes;
+    EXPECT_EQ(framework.sharedMemoryYieldRounds, 1) << nodes;
+    EXPECT_EQ(framework.socketYieldRounds, 0) << nodes;
+    EXPECT_EQ(bench.socketYieldRounds, nodes > 1 ? 2000 : 0) << nodes;
+    CommConfig alone = CommConfig::fromEnv().value();
+    alone.adaptToOversubscription(2, 2, nodes, true);
+    EXPECT_EQ(alone.sharedMemoryYieldRounds, -1) << nodes;
+    EXPECT_EQ(alone.yieldUsBeforeSleep, -1) << nodes;
+  }
+}
+
 TEST_F(ConfigTest, EveryTunableHasMeaning) {
   for (const auto& t : allTunables()) {
     EXPECT_GT(std::string(t.meaning).size(), 10u) << t.name;
