@@ -120,8 +120,10 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   config_.adaptToOversubscription(std::max(localRanks, sharingCores), cores, planner_.layout().nnodes(),
                                   options.callsBesideCompute);
   TUTTI_INFO(kSubsysInit,
-             "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding", rank,
-             localRanks, sharingCores, cores, config_.spinCount);
+             "rank %d: %d rank(s) on this host, %d on its cores, %d core(s): spin %d polls before yielding%s", rank,
+             localRanks, sharingCores, cores, config_.spinCount,
+             config_.yieldUsBeforeSleep == 0 ? ", then sleep (calls beside compute)"
+             : config_.yieldUsBeforeSleep > 0 ? ", sleep after yielding a while" : "");
   // Waits on sockets and shared memory at once sleep in poll() beside it.
   if (config_.sharedMemoryYieldRounds >= 0 && planner_.layout().nnodes() > 1) {
     auto bell = Doorbell::bind(handle.magic, rank);
