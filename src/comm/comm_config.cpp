@@ -91,9 +91,11 @@ void CommConfig::adaptToOversubscription(int ranksOnCores, int cores, int nodes,
   // are reduced while backward runs): a yield hands the core to a computing
   // thread for a slice, where all the ranks of a benchmark are in the call
   // and a yield hands it to one that moves it on. 4 ranks on 2 cores,
-  // sleeping at once: DDP's step 0.77-0.83x gloo's time against 0.84-0.93x
-  // (a 1 MiB bucket took 26-45 ms once every rank was in it); tutti-perf's
-  // 128 KiB to 32 MiB calls took 1.3-4x as long, so it is not the default.
+  // sleeping at once: DDP's step 0.79-0.89x gloo's time against 0.85-0.89x,
+  // FSDP2's 0.62-0.68x against 0.67-0.78x (a 1 MiB bucket had taken 26-45
+  // ms once every rank was in it); tutti-perf's 128 KiB to 32 MiB calls
+  // took 1.3-4x as long, so it is not the default
+  // (bench/results/calls_beside_compute.md).
   if (besideCompute) {
     sharedMemoryYieldRounds = 1;
     yieldUsBeforeSleep = 0;

@@ -43,9 +43,9 @@ bool worthKeeping(Algorithm a, size_t bytes);
 // size and the typical time of the last kRecentCalls (typicalUs, as init
 // reads its calibration). Rank 0's time of a call includes its wait for
 // ranks that came late (still in their backward pass, or saving a
-// checkpoint), and the slowest are dropped; so is no call's single fastest
-// (one rank 0 came to last). Recent calls follow a network that changed
-// within the run.
+// checkpoint), and the slowest are dropped; a single fast one (a call rank
+// 0 came to last, when the others had done its work) is one of ten.
+// Recent calls follow a network that changed within the run.
 class CallTimes {
  public:
   static constexpr int kRecentCalls = 15;
