@@ -57,12 +57,13 @@ struct Cursor {
     phaseEnd = phase < starts.size() ? starts[phase] : program->steps.size();
     iteration = iterations = sentAhead = 0;
     size_t longest = 0;
-    for (size_t i = phaseBegin; i < phaseEnd; ++i) longest = std::max(longest, program->steps[i].count);
-    // A chunk sent ahead must not overtake one a later step of the phase
-    // sends to the same peer (a ring's): the peer takes them in order.
     leadGoesAhead = program->sendsAhead && phaseBegin < phaseEnd && program->steps[phaseBegin].kind == StepKind::kSend;
-    for (size_t i = phaseBegin + 1; leadGoesAhead && i < phaseEnd; ++i)
-      leadGoesAhead = program->steps[i].sendPeer != program->steps[phaseBegin].sendPeer;
+    for (size_t i = phaseBegin; i < phaseEnd; ++i) {
+      longest = std::max(longest, program->steps[i].count);
+      // A chunk sent ahead must not overtake one a later step of the phase
+      // sends to the same peer (a ring's): the peer takes them in order.
+      if (i > phaseBegin && program->steps[i].sendPeer == program->steps[phaseBegin].sendPeer) leadGoesAhead = false;
+    }
     if (phase < program->phaseLinks.size()) chunk = oneShotChunk(longest);
     iterations = (longest + chunk - 1) / chunk;
     if (iterations == 0 && phaseBegin < program->steps.size()) nextPhase();  // nothing to move
