@@ -317,8 +317,6 @@ Status Communicator::measureLinkCosts() {
   TuneContext tuning = planner_.tuning();
   applyMeasuredLinks(*links, &tuning);
   if (Status st = calibrateAllReduce(*this, &tuning); !st.ok()) return st.withContext(during);
-  int measured[kNumAlgorithms];
-  for (int a = 0; a < kNumAlgorithms; ++a) measured[a] = tuning.allReduce[a].points;
   if (config_.keepCallTimes)
     if (Status st = addKeptCallTimes(&tuning); !st.ok()) return st.withContext(during);
   std::string calibrated;
@@ -328,8 +326,8 @@ Status Communicator::measureLinkCosts() {
     calibrated += std::string(calibrated.empty() ? "" : "; ") + algorithmName(static_cast<Algorithm>(a));
     for (int p = 0; p < k.points; ++p) {
       char point[80];
-      snprintf(point, sizeof(point), "%s %.0f B %.1f us (%.2fx)", p == measured[a] ? " and kept from earlier runs" : "",
-               k.bytes[p], k.us[p], k.ratio[p]);
+      snprintf(point, sizeof(point), " %.0f B %.1f us (%.2fx%s)", k.bytes[p], k.us[p], k.ratio[p],
+               k.kept[p] ? ", with earlier runs' calls" : "");
       calibrated += point;
     }
   }

@@ -73,9 +73,9 @@ struct TuneContext {
   // a few sizes, over what the model predicted for it. Ranks sharing cores
   // pay wake-ups, copies and reductions on those cores that no link figure
   // holds; the model keeps the shape and the measurements set the level.
-  // Past them, up to kKeptPoints larger sizes timed by earlier runs' calls
-  // (src/comm/tuning/kept_calls.h): every power of two from a 1 MiB
-  // calibration to 256 MiB.
+  // Earlier runs' calls (src/comm/tuning/kept_calls.h) weigh in at the
+  // measured sizes and add up to kKeptPoints sizes between and past them:
+  // every power of two from a 1 MiB calibration to 256 MiB.
   static constexpr int kCalibrationPoints = 4;
   static constexpr int kKeptPoints = 8;
   static constexpr int kMaxPoints = kCalibrationPoints + kKeptPoints;
@@ -84,6 +84,8 @@ struct TuneContext {
     double bytes[kMaxPoints] = {};  // increasing
     double us[kMaxPoints] = {};     // measured
     double ratio[kMaxPoints] = {};  // measured / predicted
+    double calls[kMaxPoints] = {};  // how many calls `us` is the typical time of
+    bool kept[kMaxPoints] = {};     // earlier runs' calls are in it
   };
   Calibration allReduce[kNumAlgorithms];
 

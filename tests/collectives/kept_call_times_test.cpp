@@ -61,7 +61,8 @@ std::string launch(const std::string& dir, int index, int calls, bool keep, bool
     tuttiCommDestroy(comm);
     if (ctx.rank != 0) return "";
     const std::string log = slurp(logs + "." + std::to_string(getpid()));
-    const bool keptAtInit = log.find("and kept from earlier runs " + std::to_string(kCount * 4) + " B") != std::string::npos;
+    const std::regex keptPoint(" " + std::to_string(kCount * 4) + " B [0-9.]+ us \\([0-9.]+x, with earlier runs' calls\\)");
+    const bool keptAtInit = std::regex_search(log, keptPoint);
     const bool keptAtDestroy = log.find("kept in " + dir + "/tutti-calls-") != std::string::npos;
     if (log.find("links measured") == std::string::npos) return "no calibration line in rank 0's log:\n" + log;
     if (keptAtInit != wantKeptAtInit || keptAtDestroy != keep)

@@ -46,14 +46,20 @@ bool sane(const KeptCall& c) {
 }  // namespace
 
 bool worthKeeping(Algorithm a, size_t bytes) {
-  return modelled(static_cast<int32_t>(a)) && static_cast<double>(bytes) > algorithmEntry(a).calibrationBytes[1];
+  return modelled(static_cast<int32_t>(a)) && static_cast<double>(bytes) >= algorithmEntry(a).calibrationBytes[0];
 }
 
 void CallTimes::note(Algorithm a, size_t bytes, double us) {
   const KeptCall call{static_cast<int32_t>(a), static_cast<double>(bytes), us, 0};
   auto same = std::find_if(classes_.begin(), classes_.end(), [&](const Class& c) { return sameClass(c.call, call); });
   if (same == classes_.end()) {
-    if (classes_.size() == static_cast<size_t>(kMaxKeptCalls)) return;
+    if (classes_.size() == static_cast<size_t>(kMaxKeptCalls)) {
+      // Full: the smallest size makes room for a larger, which a file keeps first.
+      auto smallest = std::min_element(classes_.begin(), classes_.end(),
+                                       [](const Class& x, const Class& y) { return x.call.bytes < y.call.bytes; });
+      if (smallest->call.bytes >= call.bytes) return;
+      classes_.erase(smallest);
+    }
     same = classes_.insert(classes_.end(), Class{call, {}});  // no call counted yet
   }
   KeptCall& c = same->call;
@@ -91,24 +97,53 @@ std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const st
 void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* t) {
   for (int a = 0; a < kNumAlgorithms; ++a) {
     TuneContext::Calibration& k = t->allReduce[a];
-    if (k.points == 0 || k.points > TuneContext::kCalibrationPoints) continue;  // not measured here, or done
-    std::vector<KeptCall> mine;
-    for (const KeptCall& c : kept)
-      if (c.algorithm == a && c.bytes > k.bytes[k.points - 1]) mine.push_back(c);
-    std::sort(mine.begin(), mine.end(), [](const KeptCall& x, const KeptCall& y) { return x.bytes < y.bytes; });
-    if (mine.size() > static_cast<size_t>(TuneContext::kKeptPoints))
-      mine.erase(mine.begin(), mine.end() - TuneContext::kKeptPoints);
-    // Set against the model alone, as the measured points are.
+    if (k.points == 0 || std::find(k.kept, k.kept + k.points, true) != k.kept + k.points)
+      continue;  // not measured here, or done
+    struct Point {
+      double bytes, us, calls, ratio;
+      bool kept;
+    };
+    std::vector<Point> points, between;
+    for (int p = 0; p < k.points; ++p) points.push_back({k.bytes[p], k.us[p], k.calls[p], k.ratio[p], false});
+    for (const KeptCall& c : kept) {
+      if (c.algorithm != a) continue;
+      auto same = std::find_if(points.begin(), points.end(),
+                               [&](const Point& p) { return sizeClass(p.bytes) == sizeClass(c.bytes); });
+      if (same == points.end()) {
+        between.push_back({c.bytes, c.us, c.calls, 0, true});
+        continue;
+      }
+      // A size init measured: its few calls, made just after the ranks
+      // met, weigh against earlier runs' many (kKeptWeight and a run's) made
+      // as calls come. On 4 x 1 veth, init priced halving-doubling's 1 MiB
+      // at 0.93-1.18 ms in every launch; its calls took 1.2-1.8.
+      same->us = (same->us * same->calls + c.us * c.calls) / (same->calls + c.calls);
+      same->calls += c.calls;
+      same->kept = true;
+    }
+    std::sort(between.begin(), between.end(), [](const Point& x, const Point& y) { return x.bytes < y.bytes; });
+    if (between.size() > static_cast<size_t>(TuneContext::kKeptPoints))
+      between.erase(between.begin(), between.end() - TuneContext::kKeptPoints);
+    points.insert(points.end(), between.begin(), between.end());
+    std::stable_sort(points.begin(), points.end(), [](const Point& x, const Point& y) { return x.bytes < y.bytes; });
+    // Kept times set against the model alone, as the measured points are.
     TuneContext model = restrictedTo(*t, static_cast<Algorithm>(a));
     model.allReduce[a] = {};
-    for (const KeptCall& c : mine) {
-      const double predicted = tune(model, Collective::kAllReduce, static_cast<size_t>(c.bytes)).predictedUs;
-      if (predicted <= 0 || predicted >= 1e29) continue;
-      k.bytes[k.points] = c.bytes;
-      k.us[k.points] = c.us;
-      k.ratio[k.points] = c.us / predicted;
-      ++k.points;
+    TuneContext::Calibration merged;
+    for (Point& p : points) {
+      if (p.kept) {
+        const double predicted = tune(model, Collective::kAllReduce, static_cast<size_t>(p.bytes)).predictedUs;
+        if (predicted <= 0 || predicted >= 1e29) continue;
+        p.ratio = p.us / predicted;
+      }
+      const int i = merged.points++;
+      merged.bytes[i] = p.bytes;
+      merged.us[i] = p.us;
+      merged.calls[i] = p.calls;
+      merged.ratio[i] = p.ratio;
+      merged.kept[i] = p.kept;
     }
+    k = merged;
   }
 }
 

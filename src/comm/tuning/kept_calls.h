@@ -32,11 +32,13 @@ struct KeptCall {
   double calls = 0;
 };
 
-// At most this many are kept, and shared at init.
-constexpr int kMaxKeptCalls = 24;
+// At most this many are kept, and shared at init: a sweep from 64 KiB to
+// 64 MiB by powers of two is 11 sizes, and a launch may run three
+// algorithms across them.
+constexpr int kMaxKeptCalls = 48;
 
-// Whether an all-reduce of `bytes` by `a` is timed: past the sizes init
-// calibrates it at.
+// Whether an all-reduce of `bytes` by `a` is timed: from the middle size
+// init calibrates it at, where a call's time is mostly its data.
 bool worthKeeping(Algorithm a, size_t bytes);
 
 // This run's calls, as they end: per algorithm and size class, the mean
@@ -65,9 +67,10 @@ class CallTimes {
 // run or two. The largest sizes first when there are too many.
 std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const std::vector<KeptCall>& fresh);
 
-// Adds each algorithm's kept calls (its largest kKeptPoints past its
-// measured sizes) to the all-reduce calibration, as measured over the
-// model's prediction at their sizes.
+// Adds each algorithm's kept calls to the all-reduce calibration, as
+// measured over the model's prediction: at a size init measured, weighed
+// with init's calls by count; at others (the largest kKeptPoints), as
+// points of their own.
 void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* tuning);
 
 // What the times are kept for: the layout (NodeLayout::describe: every

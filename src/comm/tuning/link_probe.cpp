@@ -152,6 +152,12 @@ Result<MeasuredLinks> measureLinks(Communicator& comm) {
   return links;
 }
 
+int calibrationCalls(double bytes) {
+  // Enough calls that one slow draw (a rank off its core) does not set the
+  // level: 3 of 64 KiB once measured a tree at 8x its usual time.
+  return bytes < (64 << 10) ? 20 : bytes <= (1 << 20) ? 8 : 4;
+}
+
 Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
   constexpr int kPoints = TuneContext::kCalibrationPoints;
   // 8 bytes (a ring's blocks mostly empty), a cache line a rank (every
@@ -179,10 +185,8 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     if (runs.algorithm != entry.id || runs.predictedUs >= 1e29) continue;
     comm.setTuning(only(entry.id));
     for (int p = 0; p < kPoints; ++p) {
-      // Enough calls that one slow draw (a rank off its core) does not set
-      // the level: 3 of 64 KiB once measured a tree at 8x its usual time.
-      const int calls = bytes[p] < (64 << 10) ? 20 : bytes[p] <= (1 << 20) ? 8 : 4;
-      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p], timeAllReduce(comm, static_cast<size_t>(bytes[p]), calls));
+      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p],
+                             timeAllReduce(comm, static_cast<size_t>(bytes[p]), calibrationCalls(bytes[p])));
     }
   }
   TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
@@ -198,6 +202,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
       if (measured <= 0) break;
       k.bytes[p] = bytes[p];
       k.us[p] = measured;
+      k.calls[p] = calibrationCalls(bytes[p]);
       k.ratio[p] = measured / tune(only(entry.id), Collective::kAllReduce,
                                    static_cast<size_t>(bytes[p])).predictedUs;
       k.points = p + 1;

@@ -51,6 +51,8 @@ Result<MeasuredLinks> measureLinks(Communicator& comm);
 // every rank's planner restricted to one algorithm at a time, then puts
 // `tuning` back with the calibration in.
 Status calibrateAllReduce(Communicator& comm, TuneContext* tuning);
+// How many calls init times at a size (TuneContext::Calibration::calls).
+int calibrationCalls(double bytes);
 
 // The cost model's link costs with the measured figures in place of the
 // typical ones (what was not measured keeps its typical value).

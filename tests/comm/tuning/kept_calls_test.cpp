@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,13 +23,14 @@ KeptCall call(Algorithm a, double bytes, double us, double calls) {
   return {static_cast<int32_t>(a), bytes, us, calls};
 }
 
-// Past the sizes init calibrates each algorithm at; never the ordered
-// all-reduce, which the model does not price.
-TEST(KeptCalls, OnlyCallsPastTheCalibrationAreTimed) {
-  EXPECT_FALSE(worthKeeping(Algorithm::kRing, 4 << 20));
-  EXPECT_TRUE(worthKeeping(Algorithm::kRing, (4 << 20) + 4));
-  EXPECT_FALSE(worthKeeping(Algorithm::kHalvingDoubling, 1 << 20));
-  EXPECT_TRUE(worthKeeping(Algorithm::kHalvingDoubling, 2 << 20));
+// From the middle size init calibrates each algorithm at; never the
+// ordered all-reduce, which the model does not price.
+TEST(KeptCalls, CallsFromTheMiddleCalibratedSizeOnAreTimed) {
+  EXPECT_FALSE(worthKeeping(Algorithm::kRing, 512 << 10));
+  EXPECT_TRUE(worthKeeping(Algorithm::kRing, 1 << 20));
+  EXPECT_TRUE(worthKeeping(Algorithm::kRing, 4 << 20));
+  EXPECT_FALSE(worthKeeping(Algorithm::kHalvingDoubling, 32 << 10));
+  EXPECT_TRUE(worthKeeping(Algorithm::kHalvingDoubling, 1 << 20));
   EXPECT_FALSE(worthKeeping(Algorithm::kOrdered, 64 << 20));
 }
 
@@ -102,37 +104,64 @@ TEST(KeptCalls, EarlierRunsWeighSixteenCallsAtMost) {
   EXPECT_DOUBLE_EQ(find(Algorithm::kHalvingDoubling, 64 * MiB).us, 70);
   // Too many: the largest sizes stay.
   std::vector<KeptCall> many;
-  for (int i = 0; i < kMaxKeptCalls + 5; ++i) many.push_back(call(Algorithm::kRing, MiB * (2 << i) / 2, 1, 1));
+  for (int i = 0; i < kMaxKeptCalls + 5; ++i) many.push_back(call(Algorithm::kRing, std::ldexp(4096, i), 1, 1));
   const std::vector<KeptCall> kept2 = mergeKeptCalls({}, many);
   ASSERT_EQ(kept2.size(), static_cast<size_t>(kMaxKeptCalls));
-  for (const KeptCall& c : kept2) EXPECT_GE(c.bytes, MiB * (2 << 5) / 2);
+  for (const KeptCall& c : kept2) EXPECT_GE(c.bytes, std::ldexp(4096, 5));
 }
 
-// 4 namespace nodes of one rank sharing 2 cores, shaped to 4 Gbit/s, as
-// init measured them in one launch of bench/results/kept_call_times.md:
-// the calibration priced rings a little below halving-doubling at 64 MiB,
-// where they took 1.1-1.6x as long. A ring's kept 64 MiB time hands the
-// call to halving-doubling, and each algorithm is then priced at a kept
-// size as it ran there.
-TEST(KeptCalls, ARingKeptSlowHandsLargeCallsOn) {
+// A run that ran more sizes than are kept keeps its largest: a sweep goes
+// from small to large, and the first sizes once took every place.
+TEST(KeptCalls, ARunOfManySizesKeepsItsLargest) {
+  CallTimes times;
+  for (int i = 0; i < kMaxKeptCalls + 5; ++i) times.note(Algorithm::kRing, size_t{8} << i, i + 1);
+  times.note(Algorithm::kRing, 8, 1);  // smaller than every kept size: not taken
+  const std::vector<KeptCall> calls = times.calls();
+  ASSERT_EQ(calls.size(), static_cast<size_t>(kMaxKeptCalls));
+  for (const KeptCall& c : calls) {
+    EXPECT_GE(c.bytes, 8 << 5);
+    EXPECT_DOUBLE_EQ(c.us, std::log2(c.bytes / 8) + 1);
+  }
+}
+
+// Sets algorithm `a`'s calibration as init would have measured it: at
+// `bytes`, `ratio` times the model alone.
+void calibrate(TuneContext* t, Algorithm a, std::vector<double> bytes, std::vector<double> ratio) {
+  TuneContext::Calibration& k = t->allReduce[static_cast<int>(a)];
+  TuneContext model = restrictedTo(*t, a);
+  model.allReduce[static_cast<int>(a)] = {};
+  k.points = static_cast<int>(bytes.size());
+  for (size_t p = 0; p < bytes.size(); ++p) {
+    k.bytes[p] = bytes[p];
+    k.ratio[p] = ratio[p];
+    k.us[p] = ratio[p] * tune(model, Collective::kAllReduce, static_cast<size_t>(bytes[p])).predictedUs;
+    k.calls[p] = calibrationCalls(bytes[p]);
+  }
+}
+
+// 4 namespace nodes of one rank sharing 2 cores, as init measured them.
+TuneContext fourNodesOfOneRank(double netUs, double netGBs) {
   NodeLayout l = NodeLayout::uniform(4, 1, false, 1, 4, 2);
   TuneContext t = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 2, false, 128 << 10);
   MeasuredLinks links;
-  links.net = {true, 22.1, 0.33, 1};
+  links.net = {true, netUs, netGBs, 1};
   applyMeasuredLinks(links, &t);
-  auto calibrate = [&](Algorithm a, std::vector<double> bytes, std::vector<double> ratio) {
-    TuneContext::Calibration& k = t.allReduce[static_cast<int>(a)];
-    TuneContext model = restrictedTo(t, a);
-    model.allReduce[static_cast<int>(a)] = {};
-    k.points = static_cast<int>(bytes.size());
-    for (size_t p = 0; p < bytes.size(); ++p) {
-      k.bytes[p] = bytes[p];
-      k.ratio[p] = ratio[p];
-      k.us[p] = ratio[p] * tune(model, Collective::kAllReduce, static_cast<size_t>(bytes[p])).predictedUs;
-    }
-  };
-  calibrate(Algorithm::kRing, {8, 256, 128 << 10, 4 << 20}, {0.45, 1.12, 1.33, 0.85});
-  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {0.88, 1.44, 1.24, 0.65});
+  return t;
+}
+
+double priceOf(const TuneContext& t, Algorithm a, size_t bytes) {
+  return tune(restrictedTo(t, a), Collective::kAllReduce, bytes).predictedUs;
+}
+
+// Shaped to 4 Gbit/s, as init measured them in one launch of
+// bench/results/kept_call_times.md: the calibration priced rings a little
+// below halving-doubling at 64 MiB, where they took 1.1-1.6x as long. A
+// ring's kept 64 MiB time hands the call to halving-doubling, and each
+// algorithm is then priced at a kept size as it ran there.
+TEST(KeptCalls, ARingKeptSlowHandsLargeCallsOn) {
+  TuneContext t = fourNodesOfOneRank(22.1, 0.33);
+  calibrate(&t, Algorithm::kRing, {8, 256, 128 << 10, 4 << 20}, {0.45, 1.12, 1.33, 0.85});
+  calibrate(&t, Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {0.88, 1.44, 1.24, 0.65});
   t.filter = AlgoFilter::parse("ring,hd").value();
   const Collective ar = Collective::kAllReduce;
   const size_t big = 64 << 20;
@@ -141,17 +170,22 @@ TEST(KeptCalls, ARingKeptSlowHandsLargeCallsOn) {
 
   TuneContext later = t;
   addKeptCalls({call(Algorithm::kRing, big, 1.3 * ringThen, 2), call(Algorithm::kRing, 16 << 20, 1e5, 2),
-                call(Algorithm::kRing, 2 << 20, 1e5, 2)},  // not past the 4 MiB measured: left out
+                call(Algorithm::kRing, 2 << 20, 1e5, 2)},  // between the measured 128 KiB and 4 MiB
                &later);
   const TuneContext::Calibration& ring = later.allReduce[static_cast<int>(Algorithm::kRing)];
-  ASSERT_EQ(ring.points, 6);
-  EXPECT_DOUBLE_EQ(ring.bytes[4], 16 << 20);
-  EXPECT_DOUBLE_EQ(ring.bytes[5], big);
+  ASSERT_EQ(ring.points, 7);
+  EXPECT_DOUBLE_EQ(ring.bytes[3], 2 << 20);
+  EXPECT_DOUBLE_EQ(ring.bytes[4], 4 << 20);
+  EXPECT_FALSE(ring.kept[4]);
+  EXPECT_DOUBLE_EQ(ring.bytes[5], 16 << 20);
+  EXPECT_DOUBLE_EQ(ring.bytes[6], big);
+  EXPECT_TRUE(ring.kept[3] && ring.kept[5] && ring.kept[6]);
   EXPECT_EQ(tune(later, ar, big).algorithm, Algorithm::kHalvingDoubling);
-  EXPECT_NEAR(tune(restrictedTo(later, Algorithm::kRing), ar, big).predictedUs, 1.3 * ringThen, 1e-6 * ringThen);
+  EXPECT_NEAR(priceOf(later, Algorithm::kRing, big), 1.3 * ringThen, 1e-6 * ringThen);
+  EXPECT_NEAR(priceOf(later, Algorithm::kRing, 2 << 20), 1e5, 1e-3);
   // Kept once: a second call adds nothing.
   addKeptCalls({call(Algorithm::kRing, 32 << 20, 1, 1)}, &later);
-  EXPECT_EQ(later.allReduce[static_cast<int>(Algorithm::kRing)].points, 6);
+  EXPECT_EQ(later.allReduce[static_cast<int>(Algorithm::kRing)].points, 7);
 
   // Halving-doubling kept as running slower still: back to rings.
   TuneContext both = t;
@@ -167,10 +201,45 @@ TEST(KeptCalls, ARingKeptSlowHandsLargeCallsOn) {
   TuneContext six = t;
   std::vector<KeptCall> hd;
   for (size_t b = 2 << 20; b <= big; b *= 2)
-    hd.push_back(call(Algorithm::kHalvingDoubling, b, 1.3 * tune(restrictedTo(t, Algorithm::kRing), ar, b).predictedUs, 2));
+    hd.push_back(call(Algorithm::kHalvingDoubling, b, 1.3 * priceOf(t, Algorithm::kRing, b), 2));
   addKeptCalls(hd, &six);
   EXPECT_EQ(six.allReduce[static_cast<int>(Algorithm::kHalvingDoubling)].points, 4 + 6);
   for (size_t b = 2 << 20; b <= big; b *= 2) EXPECT_EQ(tune(six, ar, b).algorithm, Algorithm::kRing) << b;
+}
+
+// 4 x 1 on veth, one launch: init timed a ring's 1 MiB at 1.03 ms, as its
+// calls ran, and halving-doubling's at 0.96 ms, but its calls ran 1.2-1.8
+// ms (init times 10 calls just after ranks met; halving-doubling's calls
+// slow as ranks drift apart, a ring's do not). Earlier runs' calls at a size
+// init measured weigh against init's by count, and the price moves to them.
+TEST(KeptCalls, ACalibratedSizeIsPricedWithItsKeptCalls) {
+  TuneContext t = fourNodesOfOneRank(7.5, 1.83);
+  t.filter = AlgoFilter::parse("ring,hd").value();
+  auto ratioFor = [&](Algorithm a, size_t bytes, double us) { return us / priceOf(t, a, bytes); };
+  calibrate(&t, Algorithm::kRing, {8, 256, 1 << 20, 4 << 20},
+            {0.38, 0.83, ratioFor(Algorithm::kRing, 1 << 20, 1029), 1.2});
+  calibrate(&t, Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20},
+            {0.67, 1.26, 0.88, ratioFor(Algorithm::kHalvingDoubling, 1 << 20, 957)});
+  const Collective ar = Collective::kAllReduce;
+  ASSERT_EQ(tune(t, ar, 1 << 20).algorithm, Algorithm::kHalvingDoubling) << "the launch's choice";
+
+  TuneContext later = t;
+  addKeptCalls({call(Algorithm::kHalvingDoubling, 1 << 20, 1450, 46), call(Algorithm::kRing, 4 << 20, 4150, 16)},
+               &later);
+  const TuneContext::Calibration& hd = later.allReduce[static_cast<int>(Algorithm::kHalvingDoubling)];
+  const TuneContext::Calibration& ring = later.allReduce[static_cast<int>(Algorithm::kRing)];
+  ASSERT_EQ(hd.points, 4);  // the same sizes: no point added
+  ASSERT_EQ(ring.points, 4);
+  EXPECT_TRUE(hd.kept[3] && ring.kept[3]);
+  EXPECT_FALSE(hd.kept[2] || ring.kept[2]);
+  EXPECT_DOUBLE_EQ(hd.calls[3], 8 + 46);
+  EXPECT_NEAR(priceOf(later, Algorithm::kHalvingDoubling, 1 << 20), (8 * 957 + 46 * 1450) / 54.0, 1e-6);
+  const double ringAt4M = priceOf(t, Algorithm::kRing, 4 << 20);
+  EXPECT_NEAR(priceOf(later, Algorithm::kRing, 4 << 20), (4 * ringAt4M + 16 * 4150) / 20, 1e-6 * ringAt4M);
+  EXPECT_EQ(tune(later, ar, 1 << 20).algorithm, Algorithm::kRing);
+  // What init measured alone keeps its price.
+  EXPECT_DOUBLE_EQ(priceOf(later, Algorithm::kRing, 1 << 20), 1029);
+  EXPECT_DOUBLE_EQ(priceOf(later, Algorithm::kHalvingDoubling, 64 << 10), priceOf(t, Algorithm::kHalvingDoubling, 64 << 10));
 }
 
 const char* const kShape = "v1; 4 rank(s) on 4 node(s): [0] [1] [2] [3]; 4 rank(s) on 2 core(s)";
