@@ -5,10 +5,14 @@
 // nodes of one rank sharing 2 cores, rings and halving-doubling measured
 // alike at 4 MiB, rings took up to 1.6x as long at 64 MiB, and launches still
 // chose them now and then (bench/results/rings_on_one_rank_nodes.md,
-// kept_call_times.md). So rank 0 notes the time of each large all-reduce it
-// ran, by algorithm and size, writes them beside its topology cache at
-// destroy (TUTTI_KEEP_CALL_TIMES), and the next communicator of the same
-// shape adds them to its calibration: an algorithm is priced as it ran.
+// kept_call_times.md). And init's few calls, made just after the ranks met,
+// can miss what the same size costs as calls come (4 x 1 veth: halving-
+// doubling's 1 MiB timed at 0.93-1.18 ms, its calls 1.2-1.8). So rank 0
+// notes the time of each all-reduce it ran from its algorithm's middle
+// calibrated size on, by algorithm and size, writes them beside its
+// topology cache at destroy (TUTTI_KEEP_CALL_TIMES), and the next
+// communicator of the same shape adds them to its calibration: an
+// algorithm is priced as it ran.
 #pragma once
 
 #include <array>
