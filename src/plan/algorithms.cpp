@@ -21,7 +21,7 @@ constexpr uint8_t kReductions = bit(Collective::kAllReduce) | bit(Collective::kR
 // name, collectives, one-shot channel, needs a layout, cost, planner,
 // scratch, calibration sizes (a ring's middle one where it meets
 // halving-doubling and trees: timed at 128 KiB, 4 x 1 veth priced a ring's
-// 1 MiB at 1.6-1.9 ms where it took 1.0-1.4, and chose halving-doubling,
+// 1 MiB at 1.3-1.9 ms where it took 1.0-1.4, and chose halving-doubling,
 // which took 1.5).
 constexpr AlgorithmEntry kTable[] = {
     {Algorithm::kRing, "ring", kEveryCollective, false, false, ringCostUs, planRingChannel, nullptr,
