@@ -107,18 +107,22 @@ void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* t) {
     for (int p = 0; p < k.points; ++p) points.push_back({k.bytes[p], k.us[p], k.calls[p], k.ratio[p], false});
     for (const KeptCall& c : kept) {
       if (c.algorithm != a) continue;
+      // The kept time is the typical of recent calls, merged over runs by
+      // at most kKeptWeight calls: it weighs that many, however long the
+      // run that kept it.
+      const double calls = std::min(c.calls, kKeptWeight);
       auto same = std::find_if(points.begin(), points.end(),
                                [&](const Point& p) { return sizeClass(p.bytes) == sizeClass(c.bytes); });
       if (same == points.end()) {
-        between.push_back({c.bytes, c.us, c.calls, 0, true});
+        between.push_back({c.bytes, c.us, calls, 0, true});
         continue;
       }
       // A size init measured: its few calls, made just after the ranks
-      // met, weigh against earlier runs' many (kKeptWeight and a run's) made
-      // as calls come. On 4 x 1 veth, init priced halving-doubling's 1 MiB
-      // at 0.93-1.18 ms in every launch; its calls took 1.2-1.8.
-      same->us = (same->us * same->calls + c.us * c.calls) / (same->calls + c.calls);
-      same->calls += c.calls;
+      // met, weigh against the kept ones, made as calls come. On 4 x 1
+      // veth, init priced halving-doubling's 1 MiB at 0.93-1.18 ms in every
+      // launch; its calls took 1.2-1.8.
+      same->us = (same->us * same->calls + c.us * calls) / (same->calls + calls);
+      same->calls += calls;
       same->kept = true;
     }
     std::sort(between.begin(), between.end(), [](const Point& x, const Point& y) { return x.bytes < y.bytes; });

@@ -73,7 +73,7 @@ std::vector<KeptCall> mergeKeptCalls(const std::vector<KeptCall>& kept, const st
 
 // Adds each algorithm's kept calls to the all-reduce calibration, as
 // measured over the model's prediction: at a size init measured, weighed
-// with init's calls by count; at others (the largest kKeptPoints), as
+// with init's calls by count (the kept as kKeptWeight at most); at others (the largest kKeptPoints), as
 // points of their own.
 void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* tuning);
 
