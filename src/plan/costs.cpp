@@ -21,9 +21,10 @@ std::tuple<double, double, bool, double, double> termsOf(const TuneContext& t, s
 }
 
 // Two-level (two_level_plan.cpp): log2(ranks per node) rounds inside nodes
-// halving the data, rounds across nodes on one block of it (a node's ranks
-// at once: a node's link carries what one rank sends times its ranks), and
-// as many rounds inside doubling it back. Across, kTwoLevel swaps the
+// halving the data into a block for each rank that crosses (the others
+// hand theirs on whole), rounds across nodes on one block of it (a node's
+// crossers at once: a node's link carries what one sends times their
+// number), and as many rounds inside doubling it back. Across, kTwoLevel swaps the
 // whole block each round; kHalvingDoubling halves it, then doubles back,
 // or across a number of nodes that is not a power of two passes it round
 // a ring of them.
@@ -39,7 +40,10 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
     nodes2 *= 2;
     ++pairRounds;
   }
-  const double block = S / t.ranksPerNode;
+  const int crossers = twoLevelCrossers(bytes, t.ranksPerNode);
+  int splitRounds = 0;  // the rounds inside that halve; the rest hand a block on whole
+  while ((1 << splitRounds) < crossers) ++splitRounds;
+  const double block = S / crossers;
   const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
   const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
   const bool ring = halving && nodes2 < t.nnodes;
@@ -58,8 +62,9 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
     chunksNet += halving ? 2 * ceilDiv(block / (1 << k), chunkEff) : ceilDiv(block, chunkEff);
   const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
   const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
-  const double intraTime = 2 * (S - block) / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
-  const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * t.ranksPerNode / bytesPerUs(t.net.linkGBs));
+  const double intraBytes = S - block + (intraRounds - splitRounds) * block;
+  const double intraTime = 2 * intraBytes / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
+  const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * crossers / bytesPerUs(t.net.linkGBs));
   return lat + over + intraTime + netTime;
 }
 

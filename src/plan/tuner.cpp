@@ -135,6 +135,35 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
   return e.costUs && e.implements(c) ? e.costUs(t, c, bytes, nch, chunk) : 1e30;
 }
 
+namespace {
+
+// How the link ran the calls init measured past `after` at the size
+// nearest S (by log-size), any algorithm's: the lowest of their measured
+// over modelled times there; 0 where none was measured past `after`. Init's
+// sizes only: a size kept from earlier runs' calls tells of the algorithm
+// they chose (a ring kept slow at 64 MiB hands such calls on).
+double longCallRatio(const TuneContext& t, double after, double S) {
+  double distance = 0, ratio = 0;
+  for (int a = 0; a < kNumAlgorithms; ++a) {
+    const TuneContext::Calibration& k = t.allReduce[a];
+    const AlgorithmEntry& e = algorithmEntry(static_cast<Algorithm>(a));
+    for (int p = 0; p < k.points; ++p) {
+      if (k.bytes[p] <= after || (k.bytes[p] != e.calibrationBytes[0] && k.bytes[p] != e.calibrationBytes[1]))
+        continue;
+      const double d = std::fabs(std::log(k.bytes[p] / S));
+      if (ratio == 0 || d < distance - 1e-9) {
+        distance = d;
+        ratio = k.ratio[p];
+      } else if (d <= distance + 1e-9) {
+        ratio = std::min(ratio, k.ratio[p]);
+      }
+    }
+  }
+  return ratio;
+}
+
+}  // namespace
+
 double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, int nch, size_t chunk) {
   const double us = predictUs(t, c, bytes, a, nch, chunk);
   const int i = static_cast<int>(a);
@@ -150,10 +179,15 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
   // Past the last measured size the model's shape carries on from the
   // measured level, its increments no faster than the model's own rate: a
   // call the sockets' buffers hold can beat the link's measured rate, a
-  // longer one cannot.
+  // longer one cannot. Nor faster than the link ran the calls measured
+  // nearest that size: on 4 x 1 namespace nodes with 4 Gbit/s links a ring
+  // measured 1.24x its model at 4 MiB, and halving-doubling, measured to
+  // 1 MiB, was priced below it at 16 MiB, where it took 64-72 ms to the
+  // ring's 53.
   if (p + 1 >= k.points) {
     const double atLast = predictUs(t, c, static_cast<size_t>(k.bytes[p]), a, nch, chunk);
-    return atLast * k.ratio[p] + (us - atLast) * std::max(1.0, k.ratio[p]);
+    const double rate = std::max({1.0, k.ratio[p], longCallRatio(t, k.bytes[p], S)});
+    return atLast * k.ratio[p] + (us - atLast) * rate;
   }
   const double f = std::log(S / k.bytes[p]) / std::log(k.bytes[p + 1] / k.bytes[p]);
   return us * (k.ratio[p] + f * (k.ratio[p + 1] - k.ratio[p]));

@@ -22,6 +22,7 @@
 // tagged chunks); each round that covers another range of the buffer than
 // the one before is a phase of its own (ChannelProgram::phaseStarts).
 #include "src/plan/plan_internal.h"
+#include "src/plan/tuner.h"
 
 namespace tutti {
 
@@ -38,29 +39,33 @@ class TwoLevelSteps {
   void phase() {
     if (!program_->steps.empty()) program_->phaseStarts.push_back(program_->steps.size());
   }
-  // Piece j of `whole` cut into n (and the k pieces from j on).
-  Slice piece(const Slice& whole, int n, int j, int k = 1) const {
-    const size_t b = blockStart(whole.count, n, j, elemSize_), e = blockStart(whole.count, n, j + k, elemSize_);
+  // Piece j of `whole` cut into n (and the k pieces from j on), of which
+  // only `used` (a power of two dividing n) hold data: pieces 0, n/used, ...
+  Slice piece(const Slice& whole, int n, int j, int k = 1, int used = 0) const {
+    if (used <= 0) used = n;
+    auto start = [&](int at) { return blockStart(whole.count, used, (at * used + n - 1) / n, elemSize_); };
+    const size_t b = start(j), e = start(j + k);
     return Slice{whole.begin + b, e - b};
   }
   // Swaps with `partner` over a group of n ranks numbered by `at`: gives the
   // half it does not keep, adds the partner's part of the half it keeps.
   // Returns the kept range.
-  Slice halve(const Slice& whole, int n, int at, int k, int partner, bool final) {
+  Slice halve(const Slice& whole, int n, int at, int k, int partner, bool final, int used = 0) {
     const int base = at & ~(2 * k - 1);
     const bool lower = (at & k) == 0;
-    const Slice give = piece(whole, n, lower ? base + k : base, k), keep = piece(whole, n, lower ? base : base + k, k);
+    const Slice give = piece(whole, n, lower ? base + k : base, k, used);
+    const Slice keep = piece(whole, n, lower ? base : base + k, k, used);
     phase();
     send(partner, give);
     add(partner, keep, final);
     return keep;
   }
   // Swaps held pieces [at & ~(k-1), +k) with `partner`, who holds the next k.
-  void doubleUp(const Slice& whole, int n, int at, int k, int partner) {
+  void doubleUp(const Slice& whole, int n, int at, int k, int partner, int used = 0) {
     const int base = at & ~(k - 1);
     phase();
-    send(partner, piece(whole, n, base, k));
-    receive(partner, piece(whole, n, base ^ k, k));
+    send(partner, piece(whole, n, base, k, used));
+    receive(partner, piece(whole, n, base ^ k, k, used));
   }
   void send(int peer, const Slice& s) {
     addStep(&program_->steps, StepKind::kSend, -1, peer, s.begin, 0, s.count, false, fromOutput_);
@@ -97,6 +102,12 @@ class TwoLevelSteps {
 
 }  // namespace
 
+int twoLevelCrossers(size_t bytes, int perNode) {
+  int crossers = perNode;
+  while (crossers > 1 && bytes / crossers < kTwoLevelMinBlockBytes) crossers /= 2;
+  return crossers;
+}
+
 bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode) {
   const int perNode = static_cast<int>(layout.ranksOf(0).size());
   if (layout.nnodes() < 2 || perNode < minRanksPerNode || !isPowerOfTwo(perNode)) return false;
@@ -121,9 +132,12 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
   auto onNode = [&](int m) { return layout.ranksOf(m)[local]; };
   const Slice all{0, r.count};
 
-  // Reduce-scatter inside the node: this rank ends with block `local`.
-  for (int k = perNode / 2; k >= 1; k /= 2) steps.halve(all, perNode, local, k, localRank(local ^ k), false);
-  const Slice mine = steps.piece(all, perNode, local);
+  // Reduce-scatter inside the node: this rank ends with block `local`
+  // (empty on a rank that does not cross: twoLevelCrossers).
+  const int crossing = twoLevelCrossers(r.count * r.elemSize, perNode);
+  for (int k = perNode / 2; k >= 1; k /= 2)
+    steps.halve(all, perNode, local, k, localRank(local ^ k), false, crossing);
+  const Slice mine = steps.piece(all, perNode, local, 1, crossing);
 
   // Across nodes, on that block, among the ranks of this place.
   int nodes2 = 1;
@@ -160,7 +174,7 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
   }
 
   // All-gather inside the node: double the blocks held each round.
-  for (int k = 1; k < perNode; k *= 2) steps.doubleUp(all, perNode, local, k, localRank(local ^ k));
+  for (int k = 1; k < perNode; k *= 2) steps.doubleUp(all, perNode, local, k, localRank(local ^ k), crossing);
   // Each phase above swaps inside the node or across it, never both, and
   // its partner's phase holds the same swap.
   setPhaseLinksByPeers(r, &program);

@@ -16,6 +16,7 @@
 #include "src/exec/executor.h"
 #include "src/plan/algorithms.h"
 #include "src/plan/planner.h"
+#include "src/plan/tuner.h"
 
 namespace tutti {
 namespace {
@@ -304,8 +305,50 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TwoLevelSim,
                                            Shape{6, 1, true, 100, 1}, Shape{2, 1, false, 64, 1},
                                            // rings across 3 and 5 nodes, many chunks a step
                                            Shape{3, 2, false, 5003, 1}, Shape{3, 1, false, 2999, 1},
-                                           Shape{5, 2, true, 4001, 1}),
+                                           Shape{5, 2, true, 4001, 1},
+                                           // blocks for some or all of a node's ranks (kTwoLevelMinBlockBytes)
+                                           Shape{2, 2, false, 16387, 1}, Shape{2, 4, false, 16400, 1},
+                                           Shape{2, 4, false, 32771, 1}, Shape{3, 2, true, 16390, 1}),
                          [](const auto& info) { return describe(info.param); });
+
+// Which of each node's ranks send to another node in a two-level all-reduce
+// of `count` floats.
+std::vector<bool> crossesNodes(Algorithm algorithm, int nodes, int perNode, size_t count) {
+  NodeLayout layout = NodeLayout::uniform(nodes, perNode, false, 1, 10, 4);
+  std::vector<bool> crosses(perNode, false);
+  for (int r = 0; r < nodes * perNode; ++r) {
+    PlanRequest req;
+    req.collective = Collective::kAllReduce;
+    req.algorithm = algorithm;
+    req.nranks = nodes * perNode;
+    req.rank = r;
+    req.count = count;
+    req.layout = &layout;
+    Plan plan;
+    buildPlan(req, &plan);
+    for (const ChannelProgram& p : plan.channels)
+      for (const Step& s : p.steps)
+        if (s.sendPeer >= 0 && s.count > 0 && layout.nodeOf(s.sendPeer) != layout.nodeOf(r))
+          crosses[layout.localIndex(r)] = true;
+  }
+  return crosses;
+}
+
+// A block a crosser at least (kTwoLevelMinBlockBytes), one crosser at least.
+TEST(TwoLevelPlan, SmallCallsCrossFromFewerRanks) {
+  const size_t block = kTwoLevelMinBlockBytes / 4;  // floats
+  using Crossers = std::vector<bool>;
+  for (Algorithm a : {Algorithm::kTwoLevel, Algorithm::kHalvingDoubling}) {
+    const char* name = algorithmName(a);
+    EXPECT_EQ(crossesNodes(a, 2, 4, 4 * block), Crossers(4, true)) << name;
+    EXPECT_EQ(crossesNodes(a, 2, 4, 4 * block - 1), (Crossers{true, false, true, false})) << name;
+    EXPECT_EQ(crossesNodes(a, 2, 4, 2 * block), (Crossers{true, false, true, false})) << name;
+    EXPECT_EQ(crossesNodes(a, 2, 4, 2 * block - 1), (Crossers{true, false, false, false})) << name;
+    EXPECT_EQ(crossesNodes(a, 4, 4, 2), (Crossers{true, false, false, false})) << name;
+    EXPECT_EQ(crossesNodes(a, 3, 2, 100), (Crossers{true, false})) << name;
+    EXPECT_EQ(crossesNodes(a, 3, 2, 2 * block), (Crossers{true, true})) << name;
+  }
+}
 
 TEST(RingPlan, StepsPairUp) {
   // What a rank sends to its ring successor on a channel, the successor

@@ -134,5 +134,47 @@ TEST(LinkProbe, CalibrationSetsTheLevelAndKeepsTheShape) {
   EXPECT_EQ(tune(t, ar, 4 << 20).algorithm, Algorithm::kRing);
 }
 
+// Past its last measured size an algorithm's increments are priced no
+// faster than the link ran the calls measured nearest the size, by
+// whichever algorithm ran them best: a ring's 4 MiB at 1.5x its model
+// prices halving-doubling's, measured to 1 MiB, from there at 1.5x.
+TEST(LinkProbe, PastItsLastSizeAnAlgorithmGoesNoFasterThanLongerCallsWent) {
+  NodeLayout l = NodeLayout::uniform(4, 1, false, 1, 4, 2);
+  TuneContext t = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 1, false, 128 << 10);
+  auto calibrate = [&](Algorithm a, std::vector<double> bytes, std::vector<double> ratio) {
+    TuneContext::Calibration& k = t.allReduce[static_cast<int>(a)];
+    k.points = static_cast<int>(bytes.size());
+    for (int p = 0; p < k.points; ++p) {
+      k.bytes[p] = bytes[p];
+      k.ratio[p] = ratio[p];
+    }
+  };
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1, 1.5});
+  const Collective ar = Collective::kAllReduce;
+  const Algorithm hd = Algorithm::kHalvingDoubling;
+  auto raw = [&](size_t b) { return predictUs(t, ar, b, hd, 1, 128 << 10); };
+  auto cal = [&](size_t b) { return calibratedUs(t, ar, b, hd, 1, 128 << 10); };
+  EXPECT_DOUBLE_EQ(cal(1 << 20), raw(1 << 20));
+  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(1 << 20) + 1.5 * (raw(16 << 20) - raw(1 << 20)));
+  // A ring kept from earlier runs at 16 MiB tells of the ring: init's 4 MiB still sets the rate.
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20, 16 << 20}, {1, 1, 1, 1.5, 1.2});
+  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(1 << 20) + 1.5 * (raw(16 << 20) - raw(1 << 20)));
+  // Measured to 512 KiB: at 1 MiB the lowest of what init measured there
+  // sets the rate, at 4 MiB the ring's 4 MiB.
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 512 << 10}, {1, 1, 1, 1});
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1.3, 1.5});
+  calibrate(Algorithm::kTree, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1.2});
+  EXPECT_DOUBLE_EQ(cal(1 << 20), raw(512 << 10) + 1.2 * (raw(1 << 20) - raw(512 << 10)));
+  EXPECT_DOUBLE_EQ(cal(4 << 20), raw(512 << 10) + 1.5 * (raw(4 << 20) - raw(512 << 10)));
+  // A tree ran 1 MiB at 0.9x its model: the link can, and the model's rate stands.
+  calibrate(Algorithm::kTree, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 0.9});
+  EXPECT_DOUBLE_EQ(cal(1 << 20), raw(1 << 20));
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
+  // None measured past 1 MiB: the model's rate.
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20}, {1, 1, 1});
+  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(16 << 20));
+}
+
 }  // namespace
 }  // namespace tutti
