@@ -137,29 +137,28 @@ double predictUs(const TuneContext& t, Collective c, size_t bytes, Algorithm a, 
 
 namespace {
 
-// How the link ran the calls init measured past `after` at the size
-// nearest S (by log-size), any algorithm's: the lowest of their measured
-// over modelled times there; 0 where none was measured past `after`. Init's
+// How much more slowly than modelled the link ran longer calls: over
+// init's two measured sizes of another algorithm that span `from`, its
+// measured-over-modelled ratio at S (at most its larger size) over its
+// ratio at `from`, the least of them; 1 where none spans `from`. Init's
 // sizes only: a size kept from earlier runs' calls tells of the algorithm
 // they chose (a ring kept slow at 64 MiB hands such calls on).
-double longCallRatio(const TuneContext& t, double after, double S) {
-  double distance = 0, ratio = 0;
-  for (int a = 0; a < kNumAlgorithms; ++a) {
-    const TuneContext::Calibration& k = t.allReduce[a];
-    const AlgorithmEntry& e = algorithmEntry(static_cast<Algorithm>(a));
-    for (int p = 0; p < k.points; ++p) {
-      if (k.bytes[p] <= after || (k.bytes[p] != e.calibrationBytes[0] && k.bytes[p] != e.calibrationBytes[1]))
-        continue;
-      const double d = std::fabs(std::log(k.bytes[p] / S));
-      if (ratio == 0 || d < distance - 1e-9) {
-        distance = d;
-        ratio = k.ratio[p];
-      } else if (d <= distance + 1e-9) {
-        ratio = std::min(ratio, k.ratio[p]);
-      }
-    }
+double linkGrowth(const TuneContext& t, double from, double S) {
+  double least = 0;
+  for (int b = 0; b < kNumAlgorithms; ++b) {
+    const TuneContext::Calibration& k = t.allReduce[b];
+    const AlgorithmEntry& e = algorithmEntry(static_cast<Algorithm>(b));
+    double r[2] = {0, 0};
+    for (int p = 0; p < k.points; ++p)
+      for (int i = 0; i < 2; ++i)
+        if (k.bytes[p] == e.calibrationBytes[i]) r[i] = k.ratio[p];
+    const double lo = e.calibrationBytes[0], hi = e.calibrationBytes[1];
+    if (r[0] <= 0 || r[1] <= 0 || !(lo <= from && from < hi)) continue;
+    auto at = [&](double x) { return r[0] + std::log(x / lo) / std::log(hi / lo) * (r[1] - r[0]); };
+    const double g = at(std::min(S, hi)) / at(from);
+    least = least > 0 ? std::min(least, g) : g;
   }
-  return ratio;
+  return least > 0 ? least : 1.0;
 }
 
 }  // namespace
@@ -179,14 +178,14 @@ double calibratedUs(const TuneContext& t, Collective c, size_t bytes, Algorithm 
   // Past the last measured size the model's shape carries on from the
   // measured level, its increments no faster than the model's own rate: a
   // call the sockets' buffers hold can beat the link's measured rate, a
-  // longer one cannot. Nor faster than the link ran the calls measured
-  // nearest that size: on 4 x 1 namespace nodes with 4 Gbit/s links a ring
-  // measured 1.24x its model at 4 MiB, and halving-doubling, measured to
-  // 1 MiB, was priced below it at 16 MiB, where it took 64-72 ms to the
-  // ring's 53.
+  // longer one cannot. And its ratio grows as init saw the link's grow past
+  // that size (linkGrowth): on 4 x 1 namespace nodes with 4 Gbit/s links a
+  // ring ran 0.85x its model at 1 MiB and 0.98x at 4 MiB; halving-doubling,
+  // measured to 1 MiB at 0.99x, was priced below it at 16 MiB, where it
+  // took 62-68 ms to the ring's 53-56 (1.17-1.24x its model from 4 MiB).
   if (p + 1 >= k.points) {
     const double atLast = predictUs(t, c, static_cast<size_t>(k.bytes[p]), a, nch, chunk);
-    const double rate = std::max({1.0, k.ratio[p], longCallRatio(t, k.bytes[p], S)});
+    const double rate = std::max(1.0, k.ratio[p] * std::max(1.0, linkGrowth(t, k.bytes[p], S)));
     return atLast * k.ratio[p] + (us - atLast) * rate;
   }
   const double f = std::log(S / k.bytes[p]) / std::log(k.bytes[p + 1] / k.bytes[p]);

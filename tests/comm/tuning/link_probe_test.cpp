@@ -134,11 +134,10 @@ TEST(LinkProbe, CalibrationSetsTheLevelAndKeepsTheShape) {
   EXPECT_EQ(tune(t, ar, 4 << 20).algorithm, Algorithm::kRing);
 }
 
-// Past its last measured size an algorithm's increments are priced no
-// faster than the link ran the calls measured nearest the size, by
-// whichever algorithm ran them best: a ring's 4 MiB at 1.5x its model
-// prices halving-doubling's, measured to 1 MiB, from there at 1.5x.
-TEST(LinkProbe, PastItsLastSizeAnAlgorithmGoesNoFasterThanLongerCallsWent) {
+// Past its last measured size an algorithm's ratio grows as init saw the
+// link's grow: a ring measured at 0.8x its model at 1 MiB and 1.2x at 4 MiB
+// prices halving-doubling's increments past its 1 MiB at 1.5x its ratio there.
+TEST(LinkProbe, PastItsLastSizeAnAlgorithmSlowsAsInitSawTheLinkSlow) {
   NodeLayout l = NodeLayout::uniform(4, 1, false, 1, 4, 2);
   TuneContext t = TuneContext::fromLayout(l, l.ring(0, RingOrder::kTopo), 1, false, 128 << 10);
   auto calibrate = [&](Algorithm a, std::vector<double> bytes, std::vector<double> ratio) {
@@ -150,29 +149,37 @@ TEST(LinkProbe, PastItsLastSizeAnAlgorithmGoesNoFasterThanLongerCallsWent) {
     }
   };
   calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
-  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1, 1.5});
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 0.8, 1.2});
   const Collective ar = Collective::kAllReduce;
   const Algorithm hd = Algorithm::kHalvingDoubling;
   auto raw = [&](size_t b) { return predictUs(t, ar, b, hd, 1, 128 << 10); };
   auto cal = [&](size_t b) { return calibratedUs(t, ar, b, hd, 1, 128 << 10); };
+  auto past1M = [&](size_t b, double rate) { return raw(1 << 20) + rate * (raw(b) - raw(1 << 20)); };
   EXPECT_DOUBLE_EQ(cal(1 << 20), raw(1 << 20));
-  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(1 << 20) + 1.5 * (raw(16 << 20) - raw(1 << 20)));
-  // A ring kept from earlier runs at 16 MiB tells of the ring: init's 4 MiB still sets the rate.
-  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20, 16 << 20}, {1, 1, 1, 1.5, 1.2});
-  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(1 << 20) + 1.5 * (raw(16 << 20) - raw(1 << 20)));
-  // Measured to 512 KiB: at 1 MiB the lowest of what init measured there
-  // sets the rate, at 4 MiB the ring's 4 MiB.
-  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 512 << 10}, {1, 1, 1, 1});
-  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1.3, 1.5});
-  calibrate(Algorithm::kTree, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1.2});
-  EXPECT_DOUBLE_EQ(cal(1 << 20), raw(512 << 10) + 1.2 * (raw(1 << 20) - raw(512 << 10)));
-  EXPECT_DOUBLE_EQ(cal(4 << 20), raw(512 << 10) + 1.5 * (raw(4 << 20) - raw(512 << 10)));
-  // A tree ran 1 MiB at 0.9x its model: the link can, and the model's rate stands.
-  calibrate(Algorithm::kTree, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 0.9});
-  EXPECT_DOUBLE_EQ(cal(1 << 20), raw(1 << 20));
+  EXPECT_DOUBLE_EQ(cal(16 << 20), past1M(16 << 20, 1.5));  // the ring's growth to its 4 MiB
+  EXPECT_DOUBLE_EQ(cal(2 << 20), past1M(2 << 20, 1.0 / 0.8));  // the ring's 2 MiB: halfway by log-size
+  // Below its model at its last size, it keeps the model's rate unless the growth outdoes it.
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 0.6});
+  EXPECT_DOUBLE_EQ(cal(16 << 20), 0.6 * raw(1 << 20) + 1.0 * (raw(16 << 20) - raw(1 << 20)));
   calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
-  // None measured past 1 MiB: the model's rate.
+  // A ring kept from earlier runs at 16 MiB tells of the ring: init's sizes set the growth.
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20, 16 << 20}, {1, 1, 0.8, 1.2, 3.0});
+  EXPECT_DOUBLE_EQ(cal(16 << 20), past1M(16 << 20, 1.5));
+  // A link that ran longer calls closer to the model: the model's rate.
+  calibrate(Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1.2, 0.9});
+  EXPECT_DOUBLE_EQ(cal(16 << 20), raw(16 << 20));
+  // Measured to 512 KiB: the algorithms whose sizes span it (trees and
+  // two-level, 64 KiB and 1 MiB), the least growth of them.
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 512 << 10}, {1, 1, 1, 1});
+  calibrate(Algorithm::kTree, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1.6});
+  calibrate(Algorithm::kTwoLevel, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1.3});
+  // (512 KiB lies 3/4 of the way from 64 KiB to 1 MiB by log-size.)
+  EXPECT_NEAR(cal(1 << 20), raw(512 << 10) + 1.3 / (1 + 0.75 * 0.3) * (raw(1 << 20) - raw(512 << 10)), 1e-6);
+  // None measured past its last size: the model's rate.
+  calibrate(Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
   calibrate(Algorithm::kRing, {8, 256, 1 << 20}, {1, 1, 1});
+  calibrate(Algorithm::kTree, {}, {});
+  calibrate(Algorithm::kTwoLevel, {}, {});
   EXPECT_DOUBLE_EQ(cal(16 << 20), raw(16 << 20));
 }
 
