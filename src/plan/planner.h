@@ -50,6 +50,17 @@ OneShotLink narrowestOneShotLink(const NodeLayout* layout);
 // (two_level_plan.cpp).
 bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode);
 
+// How many of a node's `perNode` ranks hold a block of a two-level
+// all-reduce of `bytes` and cross nodes with it (a power of two): none
+// with a block under kTwoLevelMinBlockBytes, but one at least.
+int twoLevelCrossers(size_t bytes, int perNode);
+// Small calls cross from one rank a node: each crosser is a round of
+// sockets of its own. 2 x 2 namespace nodes on veth, sharing 2 cores,
+// two-level from one rank a node against from both: 8 B to 4 KiB 16-20 us
+// against 28-32 (medians of 6 launches), 32 KiB 34 against 37; 64 KiB 64
+// against 40, 128 KiB 140 against 91.
+constexpr size_t kTwoLevelMinBlockBytes = 32 << 10;
+
 // Start of block j of n over count elements: balanced, and on 64-byte
 // boundaries where the count allows (whole cache lines per rank).
 size_t blockStart(size_t count, int n, int j, size_t elemSize);

@@ -22,7 +22,6 @@
 // tagged chunks); each round that covers another range of the buffer than
 // the one before is a phase of its own (ChannelProgram::phaseStarts).
 #include "src/plan/plan_internal.h"
-#include "src/plan/tuner.h"
 
 namespace tutti {
 

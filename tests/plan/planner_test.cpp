@@ -16,7 +16,6 @@
 #include "src/exec/executor.h"
 #include "src/plan/algorithms.h"
 #include "src/plan/planner.h"
-#include "src/plan/tuner.h"
 
 namespace tutti {
 namespace {
