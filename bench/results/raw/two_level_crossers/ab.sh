@@ -1,7 +1,7 @@
 #!/bin/bash
 # ab.sh NODES PER ROUNDS: base vs new tutti-perf, alternating, own caches (stop 66).
 # Builds: /tmp/basewt/B (a256abb) and /tmp/tl/B (the new library), CPU-only; launcher
-# /tmp/s66/xp.sh: ../kept_at_calibrated_sizes/xp.sh with its cache under /tmp/s66.
+# /tmp/s66/xp.sh: ../halving_doubling_ring/xp.sh with its cache under /tmp/s66.
 nodes=$1 per=$2 rounds=$3; shift 3
 for r in $(seq $rounds); do for lib in base new; do
   bin=/tmp/basewt/B/bench/tutti-perf; [ $lib = new ] && bin=/tmp/tl/B/bench/tutti-perf
