@@ -11,6 +11,17 @@ namespace tutti {
 namespace {
 
 double bytesPerUs(double gbs) { return gbs * 1e3; }
+
+// Across nodes, the largest buffer an algorithm sends whole to each peer in
+// one round (recursive doubling, and one-shot's all-reduce, reduce and
+// broadcast). Past it a round is a train of chunk hand-overs, each a
+// wake-up where ranks share cores, and a pipeline moves the bytes better;
+// one-shot's link carries n - 1 times the buffer besides. One-shot priced
+// past it from its 16 KiB calibration, one launch of six on 4 x 1
+// namespace nodes chose it at 8 and 32 MiB and took 29 and 137 ms, where
+// the others' halving-doubling took 16-28 and 67-84; a run's second pass
+// chose it at 64 MiB and took 210 ms (bench/results/link_probe_size.md).
+constexpr double kWholeBufferAcrossMaxBytes = 64 << 10;
 double ceilDiv(double a, double b) { return std::ceil(a / b); }
 
 // What every price starts from: ranks, bytes, whether links cross nodes,
@@ -98,6 +109,7 @@ double oneShotCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, 
   // scattered one. Every rank sends n-1 of them (rooted: the root sends or
   // receives them all), and a node's NIC carries those bound for other nodes.
   const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
+  if (multiNode && !blocks && S > kWholeBufferAcrossMaxBytes) return 1e30;
   const double message = blocks ? S / n : S;
   const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), message / nch));
   const double messages = (n - 1) * ceilDiv(message / nch, chunkEff) * nch;
@@ -124,10 +136,7 @@ double oneShotCostUs(const TuneContext& t, Collective c, size_t bytes, int nch, 
 // every rank sends the whole buffer, a node's ranks at once over its link.
 double recursiveDoublingCostUs(const TuneContext& t, Collective, size_t bytes, int nch, size_t chunk) {
   const auto [n, S, multiNode, intraBw, netBw] = termsOf(t, bytes, nch);
-  // Past 64 KiB a round is a train of chunk hand-overs, each a wake-up
-  // where ranks share cores.
-  constexpr double kMaxBytes = 64 << 10;
-  if (!multiNode || n > kOneShotMaxRanks || S > kMaxBytes) return 1e30;
+  if (!multiNode || n > kOneShotMaxRanks || S > kWholeBufferAcrossMaxBytes) return 1e30;
   int p2 = 1, rounds = 0;
   while (p2 * 2 <= t.nranks) {
     p2 *= 2;

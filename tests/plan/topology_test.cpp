@@ -486,6 +486,38 @@ TEST(Tuner, RecursiveDoublingOnlyForSmallAllReducesAcrossFewNodes) {
             predictUs(contextFor(2, 2), Collective::kAllReduce, 8, rd, 1, kOneShotSlotBytes));
 }
 
+// Across nodes, one-shot sends a whole buffer to every peer (all-reduce,
+// reduce, broadcast) only up to 64 KiB, where recursive doubling stops too:
+// past it, however its small sizes measured and however dear the others
+// came out, it is not chosen. Its gathers and scatters send a rank's block
+// and keep their price; one host keeps its own rules.
+TEST(Tuner, AcrossNodesOneShotSendsWholeBuffersOnlyWhileSmall) {
+  const Algorithm oneShot = Algorithm::kOneShot;
+  TuneContext t = contextFor(4, 1);
+  for (Collective c : {Collective::kAllReduce, Collective::kReduce, Collective::kBroadcast}) {
+    EXPECT_LT(predictUs(t, c, 64 << 10, oneShot, 1, kOneShotSlotBytes), 1e29) << collectiveName(c);
+    EXPECT_GE(predictUs(t, c, (64 << 10) + 4, oneShot, 1, kOneShotSlotBytes), 1e29) << collectiveName(c);
+  }
+  EXPECT_LT(predictUs(t, Collective::kAllGather, 1 << 20, oneShot, 1, kOneShotSlotBytes), 1e29);
+  EXPECT_LT(predictUs(t, Collective::kReduceScatter, 1 << 20, oneShot, 1, kOneShotSlotBytes), 1e29);
+  EXPECT_LT(predictUs(contextFor(1, 4), Collective::kAllReduce, 1 << 20, oneShot, 1, kOneShotSlotBytes), 1e29);
+  // Init measured every other algorithm at 4x its model and one-shot at half.
+  for (int a = 0; a < kNumAlgorithms; ++a) {
+    TuneContext::Calibration& k = t.allReduce[a];
+    const bool cheap = a == static_cast<int>(oneShot);
+    const double sizes[] = {8, 256, algorithmEntry(static_cast<Algorithm>(a)).calibrationBytes[0],
+                            algorithmEntry(static_cast<Algorithm>(a)).calibrationBytes[1]};
+    k.points = 4;
+    for (int p = 0; p < 4; ++p) {
+      k.bytes[p] = sizes[p];
+      k.ratio[p] = cheap ? 0.5 : 4.0;
+    }
+  }
+  EXPECT_EQ(tune(t, Collective::kAllReduce, 16 << 10).algorithm, oneShot);
+  for (size_t bytes : {size_t(1) << 20, size_t(8) << 20, size_t(64) << 20})
+    EXPECT_NE(tune(t, Collective::kAllReduce, bytes).algorithm, oneShot) << bytes;
+}
+
 // Two-level: when a node's link is what limits, its ranks reduce-scatter
 // inside the node first, so the link carries the buffer once a round
 // instead of once from every rank; the smallest calls keep recursive
