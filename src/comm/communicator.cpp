@@ -333,9 +333,10 @@ Status Communicator::measureLinkCosts() {
   }
   TUTTI_INFO(kSubsysInit | kSubsysTuning,
              "rank %d: links measured with every rank busy: inside nodes %.1f us, %.2f GB/s a stream; "
-             "between nodes %.1f us, %.2f GB/s a stream (%d stream(s) a node); all-reduce measured over predicted by %s",
+             "between nodes %.1f us, %.2f GB/s a stream (%d stream(s) a node); all-reduce measured over predicted by %s; "
+             "slow draws: a call costs %.2fx its typical time",
              rank_, tuning.intra.latencyUs, tuning.intra.channelGBs, tuning.net.latencyUs, tuning.net.channelGBs,
-             links->net.streams, calibrated.c_str());
+             links->net.streams, calibrated.c_str(), tuning.slowDrawFactor);
   return Status::Ok();
 }
 

@@ -126,6 +126,7 @@ TuneContext TuneContext::fromLayout(const NodeLayout& layout, const std::vector<
 TuneContext restrictedTo(const TuneContext& t, Algorithm a) {
   TuneContext only = t;
   only.filter = AlgoFilter::parse(algorithmEntry(a).name).value();
+  only.slowDrawFactor = 1;  // measured times are typical ones
   return only;
 }
 
@@ -215,6 +216,7 @@ TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice)
     }
   }
   if (best.predictedUs < 0) best = {Algorithm::kRing, t.channelsForced ? t.maxChannels : 1, t.maxChunkBytes, 0};
+  if (!onDevice) best.predictedUs *= t.slowDrawFactor;
   return best;
 }
 

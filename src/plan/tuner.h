@@ -69,6 +69,14 @@ struct TuneContext {
   // the host block (src/comm/small_calls/small_calls.h), a cache line's trip with no
   // connection or chunk bookkeeping.
   bool hostBlock = false;
+  // What a host call costs in a run of calls over its typical time: the
+  // slow draws of ranks sharing cores (a rank off its core while the others
+  // wait), measured at init (src/comm/tuning/typical_time.h). The algorithms
+  // are ranked by their typical times, the slow draws being the machine's,
+  // and every prediction carries this factor: ranked by each algorithm's
+  // own mean at 1 MiB, 3 x 2 namespace nodes chose trees for 4-64 MiB calls
+  // at 1.1-1.5x halving-doubling's time (bench/results/calibration_mean.md).
+  double slowDrawFactor = 1;
   // Measured (src/comm/tuning/link_probe.h): an all-reduce's time by algorithm at
   // a few sizes, over what the model predicted for it. Ranks sharing cores
   // pay wake-ups, copies and reductions on those cores that no link figure

@@ -518,6 +518,28 @@ TEST(Tuner, AcrossNodesOneShotSendsWholeBuffersOnlyWhileSmall) {
     EXPECT_NE(tune(t, Collective::kAllReduce, bytes).algorithm, oneShot) << bytes;
 }
 
+// The slow draws of ranks sharing cores are the machine's: every host
+// call's prediction carries them, and no choice moves.
+TEST(Tuner, SlowDrawsRaiseEveryHostPredictionAndMoveNoChoice) {
+  for (const auto& [nodes, per] : {std::pair{3, 2}, std::pair{4, 1}, std::pair{2, 2}}) {
+    const TuneContext plain = contextFor(nodes, per);
+    TuneContext slow = plain;
+    slow.slowDrawFactor = 1.3;
+    for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather})
+      for (size_t bytes = 8; bytes <= (size_t(64) << 20); bytes *= 8) {
+        const TuneChoice a = tune(plain, c, bytes), b = tune(slow, c, bytes);
+        EXPECT_EQ(a.algorithm, b.algorithm) << nodes << "x" << per << " " << bytes;
+        EXPECT_EQ(a.nchannels, b.nchannels);
+        EXPECT_EQ(a.chunkBytes, b.chunkBytes);
+        EXPECT_DOUBLE_EQ(b.predictedUs, 1.3 * a.predictedUs);
+        // Device calls are not what init timed.
+        EXPECT_DOUBLE_EQ(tune(slow, c, bytes, true).predictedUs, tune(plain, c, bytes, true).predictedUs);
+      }
+    // What a calibration sets its measurements against has none.
+    EXPECT_DOUBLE_EQ(restrictedTo(slow, Algorithm::kRing).slowDrawFactor, 1.0);
+  }
+}
+
 // Two-level: when a node's link is what limits, its ranks reduce-scatter
 // inside the node first, so the link carries the buffer once a round
 // instead of once from every rank; the smallest calls keep recursive

@@ -41,9 +41,12 @@ Status passOn(Communicator& comm, int next, int prev, std::vector<char>& out, st
   return runGroup(calls, &failed);
 }
 
-// Microseconds `call` takes: typicalUs of `calls` runs, after `warm`
-// unmeasured ones (connections, pages).
-Result<double> timeCalls(int warm, int calls, const std::function<Status()>& call) {
+// Microseconds `call` takes over `calls` runs, after `warm` unmeasured ones
+// (connections, pages): typicalUs, and meanWithoutStallsUs.
+struct TimedCalls {
+  double typicalUs = 0, meanUs = 0;
+};
+Result<TimedCalls> timeCalls(int warm, int calls, const std::function<Status()>& call) {
   for (int i = 0; i < warm; ++i) TUTTI_RETURN_IF_ERROR(call());
   std::vector<double> took(calls);
   for (double& t : took) {
@@ -51,11 +54,11 @@ Result<double> timeCalls(int warm, int calls, const std::function<Status()>& cal
     TUTTI_RETURN_IF_ERROR(call());
     t = static_cast<double>(nowNs() - t0) / 1e3;
   }
-  return typicalUs(std::move(took));
+  return TimedCalls{typicalUs(took), meanWithoutStallsUs(took)};
 }
 
 // Microseconds an internal all-reduce of `bytes` takes on this rank.
-Result<double> timeAllReduce(Communicator& comm, size_t bytes, int calls) {
+Result<TimedCalls> timeAllReduce(Communicator& comm, size_t bytes, int calls) {
   std::vector<float> in(std::max<size_t>(bytes / sizeof(float), 1), 1.0f), out(in.size());
   CollectiveArgs call;
   call.collective = Collective::kAllReduce;
@@ -85,8 +88,9 @@ Result<MeasuredLink> measureRound(Communicator& comm, const LinkRound& round) {
   // Big messages first: on a link shaped by tc, the first few dozen small
   // messages of new connections took 1 ms each where the same messages took
   // 12 us once bulk data had passed (and did in every call after init).
-  TUTTI_ASSIGN_OR_RETURN(double big, timeCalls(kWarmupRounds, kBandwidthRounds, pass(kBandwidthBytes)));
-  TUTTI_ASSIGN_OR_RETURN(double small, timeCalls(kWarmupRounds, kLatencyRounds, pass(8)));
+  TUTTI_ASSIGN_OR_RETURN(TimedCalls bigCalls, timeCalls(kWarmupRounds, kBandwidthRounds, pass(kBandwidthBytes)));
+  TUTTI_ASSIGN_OR_RETURN(TimedCalls smallCalls, timeCalls(kWarmupRounds, kLatencyRounds, pass(8)));
+  const double big = bigCalls.typicalUs, small = smallCalls.typicalUs;
   link.measured = true;
   link.streams = round.streams;
   link.latencyUs = small;
@@ -170,7 +174,8 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
   const TuneContext model = *tuning;
   auto only = [&model](Algorithm a) { return restrictedTo(model, a); };
   struct Seen {
-    double us[kNumAlgorithms][kPoints];  // 0: not measured
+    double us[kNumAlgorithms][kPoints];  // typical; 0: not measured
+    double meanUs[kNumAlgorithms][kPoints];
   };
   std::vector<Seen> all(comm.size());
   Seen& mine = all[comm.rank()];
@@ -178,6 +183,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
     const std::array<double, kPoints> bytes = sizesOf(entry);
     std::fill(std::begin(mine.us[i]), std::end(mine.us[i]), 0.0);
+    std::fill(std::begin(mine.meanUs[i]), std::end(mine.meanUs[i]), 0.0);
     if (!model.filter.allows(Collective::kAllReduce, entry.id)) continue;
     // Whether the model would run it at all (a tree needs several nodes, one-shot few ranks).
     const TuneChoice runs = tune(only(entry.id), Collective::kAllReduce,
@@ -185,12 +191,20 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     if (runs.algorithm != entry.id || runs.predictedUs >= 1e29) continue;
     comm.setTuning(only(entry.id));
     for (int p = 0; p < kPoints; ++p) {
-      TUTTI_ASSIGN_OR_RETURN(mine.us[i][p],
+      TUTTI_ASSIGN_OR_RETURN(TimedCalls timed,
                              timeAllReduce(comm, static_cast<size_t>(bytes[p]), calibrationCalls(bytes[p])));
+      mine.us[i][p] = timed.typicalUs;
+      mine.meanUs[i][p] = timed.meanUs;
     }
   }
   TUTTI_RETURN_IF_ERROR(comm.bootstrap().allgather(all.data(), sizeof(Seen)));
   *tuning = model;
+  // Every rank's every run of calls, the same factor on every rank.
+  std::vector<std::pair<double, double>> runs;
+  for (const Seen& s : all)
+    for (int i = 0; i < kNumAlgorithms; ++i)
+      for (int p = 0; p < kPoints; ++p) runs.emplace_back(s.us[i][p], s.meanUs[i][p]);
+  tuning->slowDrawFactor = slowDrawFactor(runs);
   for (int i = 0; i < kNumAlgorithms; ++i) {
     const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
     const std::array<double, kPoints> bytes = sizesOf(entry);

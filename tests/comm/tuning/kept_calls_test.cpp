@@ -244,6 +244,20 @@ TEST(KeptCalls, ACalibratedSizeIsPricedWithItsKeptCalls) {
   EXPECT_DOUBLE_EQ(priceOf(later, Algorithm::kHalvingDoubling, 64 << 10), priceOf(t, Algorithm::kHalvingDoubling, 64 << 10));
 }
 
+// Kept times are typical ones, as init's are: set against the model
+// without the slow draws, so a kept size's price is its kept time and the
+// prediction carries the slow draws once.
+TEST(KeptCalls, AKeptTimeIsTypicalBesideTheSlowDraws) {
+  TuneContext t = fourNodesOfOneRank(7.5, 1.83);
+  calibrate(&t, Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {0.7, 1.2, 0.9, 1.0});
+  t.slowDrawFactor = 1.3;
+  addKeptCalls({call(Algorithm::kHalvingDoubling, 4 << 20, 5000, 16)}, &t);
+  EXPECT_NEAR(priceOf(t, Algorithm::kHalvingDoubling, 4 << 20), 5000, 1e-6);
+  TuneContext hdOnly = t;
+  hdOnly.filter = AlgoFilter::parse("hd").value();
+  EXPECT_NEAR(tune(hdOnly, Collective::kAllReduce, 4 << 20).predictedUs, 1.3 * 5000, 1e-6);
+}
+
 const char* const kShape = "v1; 4 rank(s) on 4 node(s): [0] [1] [2] [3]; 4 rank(s) on 2 core(s)";
 
 TEST(KeptCalls, FileRoundTripsAndNamesItsShape) {
