@@ -4,7 +4,8 @@
 // the same buffers measured in the same run (a copy reads and writes each
 // byte once): the fraction of the bandwidth the memory system gives.
 // workerBench runs the same reduction as ops of the worker kernel that
-// device calls use (kernels/op_queue.h): its grid is an eighth of the SMs.
+// device calls use (kernels/op_queue.h), and workerFixedCost what a worker
+// costs beside its ops' bytes.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -106,23 +107,22 @@ void copyKernelBench(benchmark::State& state) {
   state.counters["frac_of_copy"] = 2.0 * bytes * state.iterations() / total / copy;
 }
 
-// Eight float32 sums of `bytes` through the op queue, then a stop: the
-// worker's rate for a call's ops, from its launch to its end.
-void workerBench(benchmark::State& state) {
-  if (!haveGpu(state)) return;
-  const size_t bytes = static_cast<size_t>(state.range(0));
-  constexpr int kOps = 8;
+enum class Worker { kUsed, kLean };  // opWorker, or its one-reader variant
+
+// `ops` float32 sums of `bytes` through the op queue on a worker of
+// `blocks` blocks, then a stop: the time from the worker's launch to its
+// end, each iteration's into the state; returns the total.
+double timeWorker(benchmark::State& state, size_t bytes, unsigned blocks, int ops, Worker worker = Worker::kUsed) {
   Buffers buf(bytes);
-  const double copy = copyRate(bytes, buf);
   tutti::OpQueueShared* queue = nullptr;
   void* arrivals = nullptr;
   cudaHostAlloc(reinterpret_cast<void**>(&queue), sizeof(*queue), cudaHostAllocMapped);
   std::memset(static_cast<void*>(queue), 0, sizeof(*queue));
-  cudaMalloc(&arrivals, sizeof(uint64_t));
-  cudaMemset(arrivals, 0, sizeof(uint64_t));
+  const size_t scratch = worker == Worker::kLean ? tutti::cuda::workerLeanScratchBytes() : sizeof(uint64_t);
+  cudaMalloc(&arrivals, scratch);
+  cudaMemset(arrivals, 0, scratch);
   void* onDevice = nullptr;
   cudaHostGetDevicePointer(&onDevice, queue, 0);
-  const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks(1));
   uint64_t posted = 0;
   auto post = [&](tutti::QueuedOpKind kind) {
     tutti::QueuedOp op{buf.dst, buf.a, buf.b, bytes / 4, static_cast<uint32_t>(kind),
@@ -133,20 +133,53 @@ void workerBench(benchmark::State& state) {
   double total = 0;
   for (auto _ : state) {
     double s = buf.seconds([&] {
-      tutti::cuda::launchWorker(onDevice, arrivals, blocks, nullptr);
-      for (int i = 0; i < kOps; ++i) post(tutti::QueuedOpKind::kReduce);
+      if (worker == Worker::kLean)
+        tutti::cuda::launchWorkerLean(onDevice, arrivals, blocks, nullptr);
+      else
+        tutti::cuda::launchWorker(onDevice, arrivals, blocks, nullptr);
+      for (int i = 0; i < ops; ++i) post(tutti::QueuedOpKind::kReduce);
       post(tutti::QueuedOpKind::kStop);
     });
     state.SetIterationTime(s);
     total += s;
   }
   cudaDeviceSynchronize();
+  cudaFree(arrivals);
+  cudaFreeHost(queue);
+  return total;
+}
+
+// Eight float32 sums of `bytes` on the grid device calls use: the worker's
+// rate for a call's ops, from its launch to its end.
+void workerBench(benchmark::State& state) {
+  if (!haveGpu(state)) return;
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  constexpr int kOps = 8;
+  double copy = 0;
+  {
+    Buffers buf(bytes);
+    copy = copyRate(bytes, buf);
+  }
+  const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks(1));
+  const double total = timeWorker(state, bytes, blocks, kOps);
   const double rate = 3.0 * bytes * kOps * state.iterations() / total;
   state.SetBytesProcessed(static_cast<int64_t>(3.0 * bytes * kOps * state.iterations()));
   state.counters["frac_of_copy"] = rate / copy;
   state.counters["blocks"] = blocks;
-  cudaFree(arrivals);
-  cudaFreeHost(queue);
+}
+
+// What a worker costs beside its ops' bytes (GPU run 9: 367 us for eight
+// 1 MiB sums on 33 blocks, 199 on 16): 4 KiB ops, by grid and op count.
+// us_per_op is the time over the ops; 0 ops is the launch and the stop.
+// Beside each, the same on the one-reader variant (workerLeanScratchBytes).
+void workerFixedCost(benchmark::State& state, Worker worker) {
+  if (!haveGpu(state)) return;
+  const unsigned blocks = static_cast<unsigned>(state.range(0));
+  const int ops = static_cast<int>(state.range(1));
+  const double total = timeWorker(state, 4096, blocks, ops, worker);
+  const double perCall = total / state.iterations();
+  state.counters["us_per_call"] = perCall * 1e6;
+  state.counters["us_per_op"] = ops ? perCall * 1e6 / ops : 0;
 }
 
 void sizes(benchmark::internal::Benchmark* b) {
@@ -162,6 +195,8 @@ BENCHMARK_CAPTURE(reduceBench, int32_max, DataType::kInt32, RedOp::kMax)->Apply(
 BENCHMARK_CAPTURE(reduceBench, float32_avg, DataType::kFloat32, RedOp::kAvg)->Apply(sizes);
 BENCHMARK(copyKernelBench)->Apply(sizes);
 BENCHMARK(workerBench)->Apply(sizes);
+BENCHMARK_CAPTURE(workerFixedCost, used, Worker::kUsed)->ArgsProduct({{1, 4, 16, 33, 66}, {0, 1, 8, 32}})->UseManualTime();
+BENCHMARK_CAPTURE(workerFixedCost, lean, Worker::kLean)->ArgsProduct({{1, 4, 16, 33, 66}, {0, 1, 8, 32}})->UseManualTime();
 
 }  // namespace
 

@@ -22,6 +22,11 @@ int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
 // device's address of the mapped queue, `arrivals` a zeroed counter in
 // device memory kept for the device's workers, `blocks` from workerBlocks().
 int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream);
+// For measurement only (cuda-kernels-bench): opWorker's variant with one
+// reader of the host's queue; `scratch` is workerLeanScratchBytes() of
+// zeroed device memory kept for it.
+size_t workerLeanScratchBytes();
+int launchWorkerLean(void* queue, void* scratch, unsigned blocks, void* stream);
 // The grid of a worker on the current device when `sharers` ranks' workers
 // (threads or processes of this node on this device) may run at once.
 int workerBlocks(int sharers);

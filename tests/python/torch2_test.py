@@ -121,7 +121,9 @@ def check_split_group(rank, world):
             dist.all_reduce(t, group=sub)
             expect(f"all_reduce on split_group {only[0]}", t, torch.full((2,), ranks_sum(only[0])))
         else:
-            expect(f"split_group({only}) on a non-member", sub, dist.GroupMember.NON_GROUP_MEMBER)
+            # PyTorch 2.11 answers None here (H200 run 9), later ones NON_GROUP_MEMBER.
+            if sub is not None:
+                expect(f"split_group({only}) on a non-member", sub, dist.GroupMember.NON_GROUP_MEMBER)
         del sub
     dist.barrier()
 
