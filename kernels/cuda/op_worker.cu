@@ -32,13 +32,17 @@ __device__ unsigned long long loadAcquireGpu(const unsigned long long* p) {
 // Every block of the grid arrives before any leaves. The counter only
 // grows: each launch of the same grid size arrives a multiple of gridDim
 // times, so a ticket says which round it belongs to.
-// The fence is system-wide: what the block wrote reaches peers and the host
-// before the worker says `done` (one thread's fence after the block's
-// barrier covers the block's writes: fences are cumulative).
-__device__ void gridBarrier(unsigned long long* arrivals) {
+// The fence is system-wide unless asked otherwise: what the block wrote
+// reaches peers and the host before the worker says `done` (one thread's
+// fence after the block's barrier covers the block's writes: fences are
+// cumulative).
+__device__ void gridBarrier(unsigned long long* arrivals, bool systemFence = true) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
+    if (systemFence)
+      __threadfence_system();
+    else
+      __threadfence();
     const unsigned long long ticket = atomicAdd(arrivals, 1ull);
     const unsigned long long target = (ticket / gridDim.x + 1) * gridDim.x;
     while (loadAcquireGpu(arrivals) < target) __nanosleep(32);
@@ -89,6 +93,17 @@ __device__ void runOp(const QueuedOp& q, size_t tid, size_t stride) {
   }
 }
 
+// Waits until op `next` is posted; true if the host abandoned the worker
+// instead. The host abandons only after its last post: once that is seen,
+// `posted` is final, and every reader decides the same.
+__device__ bool waitForPost(const OpQueueShared* queue, uint64_t next) {
+  while (loadAcquireSystem(&queue->posted) <= next) {
+    if (loadAcquireSystem(&queue->abandoned) != 0) return loadAcquireSystem(&queue->posted) <= next;
+    __nanosleep(128);
+  }
+  return false;
+}
+
 __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsigned long long* arrivals) {
   __shared__ QueuedOp op;
   __shared__ uint64_t next;
@@ -101,18 +116,7 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
   __shared__ bool abandoned;
   constexpr unsigned kOpWords = sizeof(QueuedOp) / sizeof(uint64_t);
   for (;;) {
-    if (threadIdx.x == 0) {
-      // The host abandons only after its last post: once that is seen,
-      // `posted` is final, and every block decides the same.
-      abandoned = false;
-      while (loadAcquireSystem(&queue->posted) <= next) {
-        if (loadAcquireSystem(&queue->abandoned) != 0) {
-          abandoned = loadAcquireSystem(&queue->posted) <= next;
-          break;
-        }
-        __nanosleep(128);
-      }
-    }
+    if (threadIdx.x == 0) abandoned = waitForPost(queue, next);
     __syncthreads();
     // Every block is between the same two ops here: leaving together keeps
     // the barrier's count a multiple of the grid.
@@ -153,17 +157,6 @@ __device__ void storeReleaseGpu(unsigned long long* p, unsigned long long v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-__device__ void gridBarrierGpu(unsigned long long* arrivals) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    const unsigned long long ticket = atomicAdd(arrivals, 1ull);
-    const unsigned long long target = (ticket / gridDim.x + 1) * gridDim.x;
-    while (loadAcquireGpu(arrivals) < target) __nanosleep(32);
-  }
-  __syncthreads();
-}
-
 __global__ void __launch_bounds__(kThreads) opWorkerLean(OpQueueShared* queue, LeanMailbox* box) {
   __shared__ QueuedOp op;
   __shared__ uint64_t next;
@@ -176,22 +169,13 @@ __global__ void __launch_bounds__(kThreads) opWorkerLean(OpQueueShared* queue, L
     handed = loadAcquireGpu(&box->handed);
     if (reader) next = loadAcquireSystem(&queue->done);
   }
-  gridBarrierGpu(&box->arrivals);
+  gridBarrier(&box->arrivals, /*systemFence=*/false);
   if (reader && threadIdx.x == 0) storeReleaseSystem(&queue->started, loadAcquireSystem(&queue->started) + 1);
   const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(blockDim.x) * gridDim.x;
   for (;;) {
     if (reader) {
-      if (threadIdx.x == 0) {
-        abandoned = false;
-        while (loadAcquireSystem(&queue->posted) <= next) {
-          if (loadAcquireSystem(&queue->abandoned) != 0) {
-            abandoned = loadAcquireSystem(&queue->posted) <= next;
-            break;
-          }
-          __nanosleep(128);
-        }
-      }
+      if (threadIdx.x == 0) abandoned = waitForPost(queue, next);
       __syncthreads();
       if (!abandoned && threadIdx.x < kOpWords) {
         const uint64_t word = reinterpret_cast<const volatile uint64_t*>(&queue->ops[next % kOpQueueSlots])[threadIdx.x];
@@ -220,7 +204,7 @@ __global__ void __launch_bounds__(kThreads) opWorkerLean(OpQueueShared* queue, L
     if (!stop) runOp(op, tid, stride);
     // Every block has read this op's mailbox before any passes the barrier,
     // so block 0 may write the next one after it.
-    gridBarrierGpu(&box->arrivals);
+    gridBarrier(&box->arrivals, /*systemFence=*/false);
     if (reader && threadIdx.x == 0) {
       __threadfence_system();
       storeReleaseSystem(&queue->done, ++next);
