@@ -137,7 +137,7 @@ if [ $gpu = 1 ]; then
   # In place on the legacy default stream and on a side stream, as PyTorch calls.
   step torch-calls 40 "$tests/gpu_test" --gtest_filter='GpuAsTorchCalls.*'
   step collectives 100 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
-  step threads 90 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
+  step threads 130 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
   step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \
     --gtest_filter='Victims/KilledOnDevice.*:DeviceFaults.*'
   # NVIDIA's clients on tutti's libnccl.so.2: every rank on device 0.

@@ -213,7 +213,7 @@ TEST_P(GpuCollectivesAsThreads, EveryCollectiveDtypeOpSharingDevice0) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, GpuCollectivesAsThreads,
                          ::testing::Values(std::make_tuple(2, false), std::make_tuple(4, false),
-                                           std::make_tuple(4, true)),
+                                           std::make_tuple(4, true), std::make_tuple(8, false)),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "threads_" +
                                   (std::get<1>(info.param) ? "shm_mapped" : "p2p");
