@@ -12,7 +12,7 @@
 # /opt/tutti-sysroot, never into /.
 set -uo pipefail
 usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
-ALL_STEPS="build-sm90 env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes emulated"
+ALL_STEPS="build-sm90 env kernels torch-calls collectives collectives-8-mps threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes emulated"
 [ $# -ge 1 ] || usage
 case $1 in -*) usage ;; esac
 out=$1; shift
@@ -38,8 +38,9 @@ step() {
   [ $limit -gt $left ] && limit=$left
   local t0=$SECONDS rc
   echo "== $name (limit ${limit} s)" >&2
-  # A function of this script runs in a bash of its own, under the limit.
-  if declare -F "$1" >/dev/null; then set -- bash -c "$(declare -f "$1"); $1"; fi
+  # A function of this script runs in a bash of its own (with the others,
+  # and its arguments), under the limit.
+  if declare -F "$1" >/dev/null; then set -- bash -c "$(declare -f); \"\$0\" \"\$@\"" "$@"; fi
   # In a session of its own: a step still running near its limit has every
   # thread's stack of each of its processes taken, then the session ends.
   setsid "$@" >"$out/$name.log" 2>&1 &
@@ -82,6 +83,25 @@ summary_of() {
   else
     tail -n 1 "$log" | cut -c1-70
   fi
+}
+
+# Runs its arguments under an MPS daemon of its own (pipe and log under
+# OUTDIR), told to quit after: rank processes sharing the GPU take turns on
+# it (time slices) while each one's worker kernel waits resident for its
+# peers; under MPS their kernels run side by side. The GPU's settings stay.
+under_mps() {
+  export CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe CUDA_MPS_LOG_DIRECTORY=$out/mps/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || return 1
+  local rc=0
+  "$@" || rc=$?
+  echo quit | nvidia-cuda-mps-control
+  return $rc
+}
+# A daemon left by a step cut at its limit is told to quit at the end.
+quit_mps() {
+  [ -S "$out/mps/pipe/control" ] && echo quit | CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe nvidia-cuda-mps-control
+  return 0
 }
 
 export PATH=$PATH:/usr/local/cuda/bin
@@ -136,7 +156,14 @@ if [ $gpu = 1 ]; then
   step kernels 100 "$tests/gpu_test" --gtest_filter='CudaKernels.*:*CudaRules.*:GpuContexts.*'
   # In place on the legacy default stream and on a side stream, as PyTorch calls.
   step torch-calls 40 "$tests/gpu_test" --gtest_filter='GpuAsTorchCalls.*'
-  step collectives 100 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*'
+  step collectives 100 "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*-*8ranks*'
+  # 8 rank processes taking turns on the GPU ran past the limit (run 7):
+  # under MPS their workers run side by side.
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    step collectives-8-mps 100 under_mps "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*8ranks*'
+  else
+    skip collectives-8-mps "nvidia-cuda-mps-control not on the PATH"
+  fi
   step threads 130 "$tests/gpu_test" --gtest_filter='Threads/GpuCollectivesAsThreads.*'
   step faults 60 env TUTTI_TEST_REAL_GPU=1 "$tests/errors_test" \
     --gtest_filter='Victims/KilledOnDevice.*:DeviceFaults.*'
@@ -239,25 +266,18 @@ if [ $gpu = 1 ]; then
     ! grep -q FAILED "$out/perf.log"
   }
   step perf 90 perf_allreduce
-  # Rank processes sharing a GPU take turns on it (time slices) while each
-  # one's worker kernel waits resident for its peers; under MPS their
-  # kernels run side by side. The daemon is this step's own (its pipe and
-  # log under OUTDIR) and is told to quit after it; the GPU's settings stay.
+  # All-reduce with 2 and 4 rank processes under MPS (under_mps says why).
   perf_mps() {
-    export CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe CUDA_MPS_LOG_DIRECTORY=$out/mps/log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d || return 1
     local n rc=0
     for n in 2 4; do
       echo "## allreduce, $n ranks under MPS"
       "$bench/tutti-perf" -G 1 -np $n -C allreduce -b 8 -e 256M -f 8 -n 3 -w 1 -c 1 \
         --json "$out/perf-mps-allreduce-$n.json" || { echo "FAILED: allreduce $n ranks under MPS"; rc=1; }
     done
-    echo quit | nvidia-cuda-mps-control
     return $rc
   }
   if command -v nvidia-cuda-mps-control >/dev/null; then
-    step perf-mps 60 perf_mps
+    step perf-mps 60 under_mps perf_mps
   else
     skip perf-mps "nvidia-cuda-mps-control not on the PATH"
   fi
@@ -291,7 +311,7 @@ if [ $gpu = 1 ]; then
   }
   step perf-two-nodes 30 two_nodes
 else
-  for s in env kernels torch-calls collectives threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes; do
+  for s in env kernels torch-calls collectives collectives-8-mps threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes; do
     skip $s "$why_skip"
   done
 fi
@@ -307,6 +327,7 @@ if [ $gpu = 0 ]; then
   fi
 fi
 
+[ $gpu = 1 ] && quit_mps
 echo
 echo "GPU check, $(date -u +%FT%TZ), $((SECONDS - start)) s, GPU: $([ $gpu = 1 ] && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 || echo none)"
 printf '%-17s %-7s %7s  %s\n' step status time note
