@@ -100,7 +100,7 @@ under_mps() {
 }
 # A daemon left by a step cut at its limit is told to quit at the end.
 quit_mps() {
-  [ -S "$out/mps/pipe/control" ] && echo quit | CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe nvidia-cuda-mps-control
+  [ -S "$out/mps/pipe/control" ] && echo quit | CUDA_MPS_PIPE_DIRECTORY=$out/mps/pipe timeout 10 nvidia-cuda-mps-control
   return 0
 }
 
