@@ -138,11 +138,12 @@ torch_build=""
 if [ $gpu = 1 ] && { wanted torch || wanted torch2; } && python3 -c 'import torch; assert torch.version.cuda' 2>/dev/null; then
   export torch_build=$out/torch-build
   mkdir -p "$torch_build"
-  # The system's g++: the image's CXX (/opt/gcc/bin/g++, a wrapper) built
-  # an extension holding libstdc++'s own stream code beside the shared
-  # libstdc++ PyTorch loads, and its first TORCH_CHECK message crashed in
-  # an ostream insert (H200 run 9).
-  (cd "$root/python" && CXX=$(command -v g++ || echo "${CXX:-c++}") TUTTI_BUILD_DIR=$stage MAX_JOBS=8 timeout 300 python3 setup.py -q build \
+  # The system's compilers: the image's CXX (/opt/gcc/bin/g++, a wrapper;
+  # CC beside it) built an extension holding libstdc++'s own stream code
+  # beside the shared libstdc++ PyTorch loads, and its first TORCH_CHECK
+  # message crashed in an ostream insert (H200 run 9).
+  (cd "$root/python" && CXX=$(command -v g++ || echo "${CXX:-c++}") CC=$(command -v gcc || echo "${CC:-cc}") \
+     TUTTI_BUILD_DIR=$stage MAX_JOBS=8 timeout 300 python3 setup.py -q build \
      --build-base "$torch_build/tmp" --build-lib "$torch_build/lib" >"$out/torch-build.log" 2>&1;
    echo "exit $?" >>"$out/torch-build.log") &
   torch_pid=$!
