@@ -109,11 +109,11 @@ void copyKernelBench(benchmark::State& state) {
 
 enum class Worker { kUsed, kLean };  // opWorker, or its one-reader variant
 
-// `ops` float32 sums of `bytes` through the op queue on a worker of
-// `blocks` blocks, then a stop: the time from the worker's launch to its
+// `ops` float32 sums of `bytes` of `buf` through the op queue on a worker
+// of `blocks` blocks, then a stop: the time from the worker's launch to its
 // end, each iteration's into the state; returns the total.
-double timeWorker(benchmark::State& state, size_t bytes, unsigned blocks, int ops, Worker worker = Worker::kUsed) {
-  Buffers buf(bytes);
+double timeWorker(benchmark::State& state, Buffers& buf, size_t bytes, unsigned blocks, int ops,
+                  Worker worker = Worker::kUsed) {
   tutti::OpQueueShared* queue = nullptr;
   void* arrivals = nullptr;
   cudaHostAlloc(reinterpret_cast<void**>(&queue), sizeof(*queue), cudaHostAllocMapped);
@@ -155,13 +155,10 @@ void workerBench(benchmark::State& state) {
   if (!haveGpu(state)) return;
   const size_t bytes = static_cast<size_t>(state.range(0));
   constexpr int kOps = 8;
-  double copy = 0;
-  {
-    Buffers buf(bytes);
-    copy = copyRate(bytes, buf);
-  }
+  Buffers buf(bytes);
+  const double copy = copyRate(bytes, buf);
   const unsigned blocks = static_cast<unsigned>(tutti::cuda::workerBlocks(1));
-  const double total = timeWorker(state, bytes, blocks, kOps);
+  const double total = timeWorker(state, buf, bytes, blocks, kOps);
   const double rate = 3.0 * bytes * kOps * state.iterations() / total;
   state.SetBytesProcessed(static_cast<int64_t>(3.0 * bytes * kOps * state.iterations()));
   state.counters["frac_of_copy"] = rate / copy;
@@ -176,7 +173,8 @@ void workerFixedCost(benchmark::State& state, Worker worker) {
   if (!haveGpu(state)) return;
   const unsigned blocks = static_cast<unsigned>(state.range(0));
   const int ops = static_cast<int>(state.range(1));
-  const double total = timeWorker(state, 4096, blocks, ops, worker);
+  Buffers buf(4096);
+  const double total = timeWorker(state, buf, 4096, blocks, ops, worker);
   const double perCall = total / state.iterations();
   state.counters["us_per_call"] = perCall * 1e6;
   state.counters["us_per_op"] = ops ? perCall * 1e6 / ops : 0;
