@@ -20,7 +20,7 @@ import report_doc  # noqa: E402
 
 
 def read(path):
-    header, times = None, collections.defaultdict(dict)
+    header, times, cpu = None, collections.defaultdict(dict), collections.defaultdict(dict)
     with open(path) as f:
         for line in f:
             row = json.loads(line)
@@ -28,10 +28,40 @@ def read(path):
                 header = row
             else:
                 times[(row["mode"], row["backend"])][row["pass"]] = row["step_ms"]
-    return header, times
+                cpu[(row["mode"], row["backend"])][row["pass"]] = row.get("cpu_ms")
+    return header, times, cpu
 
 
-def section(label, header, times):
+def ddp_floors(header, times, cpu, tutti_ddp, gloo_ddp):
+    """What a DDP step cannot go below here: DDP sending nothing, DDP waiting
+    for every rank with no data, and sending nothing plus the CPU the
+    gradients' all-reduce takes beyond the cores' idle time."""
+    wall = {k: statistics.median(v.values()) for k, v in times.items()}
+    used = {k: statistics.median(v.values()) for k, v in cpu.items() if None not in v.values()}
+    rows = [("DDP sending nothing (PyTorch's `noop_hook`)", wall[("ddp", "noop")])]
+    rows += [(f"DDP waiting for every rank, one float a bucket on {b} (no gradients exchanged)",
+              wall[("ddp", "sync-" + b)]) for b in ("tutti", "gloo") if ("ddp", "sync-" + b) in wall]
+    notes = []
+    cores = header.get("cores")
+    if ("allreduce", "tutti") in used and cores:
+        idle = max(0.0, wall[("ddp", "noop")] * cores - used[("ddp", "noop")])
+        busy = used[("compute", "none")] / (wall[("compute", "none")] * cores)
+        rows.append((f"DDP sending nothing, plus tutti's all-reduce CPU beyond the idle core time, over {cores} cores",
+                     wall[("ddp", "noop")] + max(0.0, used[("allreduce", "tutti")] - idle) / cores))
+        notes = [f"The gradients' all-reduce alone (one {header['parameters'] * 4 / 1e6:.1f} MB call a step, no "
+                 f"compute): tutti {wall[('allreduce', 'tutti')]:.1f} ms and {used[('allreduce', 'tutti')]:.1f} ms "
+                 f"of CPU summed over the ranks; gloo {wall[('allreduce', 'gloo')]:.1f} ms and "
+                 f"{used[('allreduce', 'gloo')]:.1f} ms. Every rank shares {cores} cores, which compute alone keeps "
+                 f"{busy:.0%} busy, and DDP sending nothing leaves {idle:.1f} ms of core time a step idle: CPU a "
+                 f"call takes beyond that lengthens the step by itself over {cores} cores.", ""]
+    rows.append(("DDP on tutti", tutti_ddp))
+    lines = ["", "What a DDP step cannot go below here (medians over the passes):", "",
+             "| DDP step | time | / gloo's DDP step |", "| --- | --- | --- |"]
+    lines += [f"| {what} | {t:.0f} ms | {t / gloo_ddp:.2f}x |" for what, t in rows]
+    return lines + [""] + notes
+
+
+def section(label, header, times, cpu):
     compute = statistics.median(times[("compute", "none")].values())
     lines = [f"## {label}", "",
              f"{header['world']} ranks; {header['parameters']:,} parameters "
@@ -49,6 +79,9 @@ def section(label, header, times):
         ratios = " / ".join(f"{t[p] / g[p]:.2f}" for p in sorted(t) if p in g)
         lines.append(f"| {mode.upper()} | {mt:.0f} ms | {mg:.0f} ms | {mt / mg:.2f}x ({ratios}) | "
                      f"{mt - compute:.0f} ms / {mg - compute:.0f} ms |")
+    if ("ddp", "noop") in times:  # older runs have no such rows
+        lines += ddp_floors(header, times, cpu, *medians["ddp"])
+        medians["ddp floor"] = statistics.median(times[("ddp", "noop")].values())
     return lines + [""], medians, compute
 
 
@@ -62,19 +95,22 @@ def main():
            "Only `TUTTI_SOCKET_IFNAME`/`GLOO_SOCKET_IFNAME` are set (the interface); nothing is tuned.", ""]
     bars = []
     for label, path in args.inputs:
-        header, times = read(path)
-        lines, medians, compute = section(label, header, times)
+        header, times, cpu = read(path)
+        lines, medians, compute = section(label, header, times, cpu)
         doc += lines
         bars.append((label, medians, compute))
     report_doc.write_markdown(args.out, doc)
 
     fig, axes = plt.subplots(1, len(bars), figsize=(5 * len(bars), 4), squeeze=False)
     for ax, (label, medians, compute) in zip(axes[0], bars):
+        floor = medians.pop("ddp floor", None)
         modes = list(medians)
         xs = range(len(modes))
         ax.bar([x - 0.2 for x in xs], [medians[m][0] for m in modes], 0.4, label="tutti")
         ax.bar([x + 0.2 for x in xs], [medians[m][1] for m in modes], 0.4, label="gloo")
         ax.axhline(compute, color="gray", linestyle="--", label="compute alone")
+        if floor is not None:
+            ax.plot([-0.45, 0.45], [floor, floor], color="black", linestyle=":", label="DDP sending nothing")
         ax.set_xticks(list(xs), [m.upper() for m in modes])
         ax.set_ylabel("step time (ms)")
         ax.set_title(label)
