@@ -115,12 +115,12 @@ enum class Worker { kUsed, kLean };  // opWorker, or its one-reader variant
 double timeWorker(benchmark::State& state, Buffers& buf, size_t bytes, unsigned blocks, int ops,
                   Worker worker = Worker::kUsed) {
   tutti::OpQueueShared* queue = nullptr;
-  void* arrivals = nullptr;
+  void* scratch = nullptr;
   cudaHostAlloc(reinterpret_cast<void**>(&queue), sizeof(*queue), cudaHostAllocMapped);
   std::memset(static_cast<void*>(queue), 0, sizeof(*queue));
-  const size_t scratch = worker == Worker::kLean ? tutti::cuda::workerLeanScratchBytes() : sizeof(uint64_t);
-  cudaMalloc(&arrivals, scratch);
-  cudaMemset(arrivals, 0, scratch);
+  const size_t scratchBytes = tutti::cuda::workerScratchBytes();
+  cudaMalloc(&scratch, scratchBytes);
+  cudaMemset(scratch, 0, scratchBytes);
   void* onDevice = nullptr;
   cudaHostGetDevicePointer(&onDevice, queue, 0);
   uint64_t posted = 0;
@@ -133,10 +133,7 @@ double timeWorker(benchmark::State& state, Buffers& buf, size_t bytes, unsigned 
   double total = 0;
   for (auto _ : state) {
     double s = buf.seconds([&] {
-      if (worker == Worker::kLean)
-        tutti::cuda::launchWorkerLean(onDevice, arrivals, blocks, nullptr);
-      else
-        tutti::cuda::launchWorker(onDevice, arrivals, blocks, nullptr);
+      tutti::cuda::launchWorker(onDevice, scratch, blocks, worker == Worker::kLean, nullptr);
       for (int i = 0; i < ops; ++i) post(tutti::QueuedOpKind::kReduce);
       post(tutti::QueuedOpKind::kStop);
     });
@@ -144,7 +141,7 @@ double timeWorker(benchmark::State& state, Buffers& buf, size_t bytes, unsigned 
     total += s;
   }
   cudaDeviceSynchronize();
-  cudaFree(arrivals);
+  cudaFree(scratch);
   cudaFreeHost(queue);
   return total;
 }
@@ -168,7 +165,7 @@ void workerBench(benchmark::State& state) {
 // What a worker costs beside its ops' bytes (GPU run 9: 367 us for eight
 // 1 MiB sums on 33 blocks, 199 on 16): 4 KiB ops, by grid and op count.
 // us_per_op is the time over the ops; 0 ops is the launch and the stop.
-// Beside each, the same on the one-reader variant (workerLeanScratchBytes).
+// Beside each, the same on the one-reader variant (launchWorker with lean).
 void workerFixedCost(benchmark::State& state, Worker worker) {
   if (!haveGpu(state)) return;
   const unsigned blocks = static_cast<unsigned>(state.range(0));

@@ -19,14 +19,13 @@ int launchDivide(void* dst, const void* src, size_t count, DataType dtype, int d
 // A vectorised copy kernel (16-byte loads when the pointers allow).
 int launchCopy(void* dst, const void* src, size_t bytes, void* stream);
 // The op queue's worker (kernels/op_queue.h) on `stream`: `queue` is the
-// device's address of the mapped queue, `arrivals` a zeroed counter in
-// device memory kept for the device's workers, `blocks` from workerBlocks().
-int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream);
-// For measurement only (cuda-kernels-bench): opWorker's variant with one
-// reader of the host's queue; `scratch` is workerLeanScratchBytes() of
-// zeroed device memory kept for it.
-size_t workerLeanScratchBytes();
-int launchWorkerLean(void* queue, void* scratch, unsigned blocks, void* stream);
+// device's address of the mapped queue, `scratch` workerScratchBytes() of
+// zeroed device memory kept for the queue's workers, `blocks` from
+// workerBlocks(). `lean`: the variant in which one thread reads the host's
+// queue and hands each op to the grid (TUTTI_DEVICE_WORKER=lean, being
+// measured against the default; bench/results/gpu.md).
+int launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, void* stream);
+size_t workerScratchBytes();
 // The grid of a worker on the current device when `sharers` ranks' workers
 // (threads or processes of this node on this device) may run at once.
 int workerBlocks(int sharers);

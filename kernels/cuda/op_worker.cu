@@ -138,16 +138,19 @@ __global__ void __launch_bounds__(kThreads) opWorker(OpQueueShared* queue, unsig
   }
 }
 
-// A variant of opWorker for measurement only (cuda-kernels-bench's
-// workerFixedCost; no device call uses it): GPU run 9 took 367 us for eight
-// 1 MiB ops on 33 blocks and 199 on 16, where each block's first thread
-// reads the host's queue over the bus and fences system-wide once an op.
-// Here one thread reads the host's queue and hands each op to the other
-// blocks through device memory, and one system fence an op covers the
-// grid's writes (the others' gpu-scope releases, acquired through the
-// barrier, come before it). If a GPU shows it cheaper, it replaces opWorker.
+// A variant of opWorker, chosen by TUTTI_DEVICE_WORKER=lean while GPUs
+// measure it (cuda-kernels-bench's workerFixedCost, and the collectives):
+// GPU run 9 took 367 us for eight 1 MiB ops on 33 blocks and 199 on 16,
+// where each block's first thread reads the host's queue over the bus and
+// fences system-wide once an op. Here one thread reads the host's queue and
+// hands each op to the other blocks through device memory, and one system
+// fence an op covers the grid's writes (the others' gpu-scope releases,
+// acquired through the barrier, come before it). If a GPU shows it cheaper,
+// it becomes the default.
+// The queue's scratch is this mailbox for either kernel: opWorker uses its
+// first word as its barrier's counter.
 struct LeanMailbox {
-  unsigned long long arrivals;  // the grid barrier's counter
+  unsigned long long arrivals;  // the grid barrier's counter (opWorker's too)
   unsigned long long handed;    // ops handed to the grid, over every launch
   uint64_t op[sizeof(QueuedOp) / sizeof(uint64_t)];
   uint64_t abandoned;
@@ -215,19 +218,17 @@ __global__ void __launch_bounds__(kThreads) opWorkerLean(OpQueueShared* queue, L
 
 }  // namespace
 
-int launchWorker(void* queue, void* arrivals, unsigned blocks, void* stream) {
-  opWorker<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<OpQueueShared*>(queue), static_cast<unsigned long long*>(arrivals));
+int launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, void* stream) {
+  auto* q = static_cast<OpQueueShared*>(queue);
+  auto* box = static_cast<LeanMailbox*>(scratch);
+  if (lean)
+    opWorkerLean<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(q, box);
+  else
+    opWorker<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(q, &box->arrivals);
   return cudaGetLastError();
 }
 
-size_t workerLeanScratchBytes() { return sizeof(LeanMailbox); }
-
-int launchWorkerLean(void* queue, void* scratch, unsigned blocks, void* stream) {
-  opWorkerLean<<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<OpQueueShared*>(queue), static_cast<LeanMailbox*>(scratch));
-  return cudaGetLastError();
-}
+size_t workerScratchBytes() { return sizeof(LeanMailbox); }
 
 int workerBlocks(int sharers) {
   int device = 0, sms = 0;

@@ -12,7 +12,7 @@
 # /opt/tutti-sysroot, never into /.
 set -uo pipefail
 usage() { echo "usage: $0 OUTDIR [STEP...]   (steps: $ALL_STEPS)" >&2; exit 2; }
-ALL_STEPS="build-sm90 env kernels torch-calls collectives collectives-8-mps threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes emulated"
+ALL_STEPS="build-sm90 env kernels torch-calls collectives collectives-8-mps threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps lean-worker perf-ranks perf-two-nodes emulated"
 [ $# -ge 1 ] || usage
 case $1 in -*) usage ;; esac
 out=$1; shift
@@ -282,6 +282,23 @@ if [ $gpu = 1 ]; then
   else
     skip perf-mps "nvidia-cuda-mps-control not on the PATH"
   fi
+  # The worker's one-reader variant (TUTTI_DEVICE_WORKER=lean): the 2- and
+  # 4-rank collectives for its results, then perf-mps's 4-rank all-reduce for
+  # its speed, to decide whether it becomes the default (gpu.md).
+  lean_worker() {
+    local rc=0
+    echo "## collectives, 2 and 4 ranks, lean worker"
+    TUTTI_DEVICE_WORKER=lean "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*-*8ranks*' || rc=1
+    echo "## allreduce, 4 ranks under MPS, lean worker"
+    TUTTI_DEVICE_WORKER=lean "$bench/tutti-perf" -G 1 -np 4 -C allreduce -b 8 -e 256M -f 8 -n 3 -w 1 -c 1 \
+      --json "$out/perf-mps-lean-allreduce-4.json" || { echo "FAILED: allreduce 4 ranks, lean worker"; rc=1; }
+    return $rc
+  }
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    step lean-worker 120 under_mps lean_worker
+  else
+    skip lean-worker "nvidia-cuda-mps-control not on the PATH"
+  fi
   # The other collectives and rank counts, to 256 MiB (checking 1 GiB on the
   # host is slow): a step of its own, so a GPU's minutes can go to it alone.
   perf_ranks() {
@@ -312,8 +329,10 @@ if [ $gpu = 1 ]; then
   }
   step perf-two-nodes 30 two_nodes
 else
-  for s in env kernels torch-calls collectives collectives-8-mps threads faults nccl-tests torch torch2 racecheck kernel-bandwidth memcheck perf perf-mps perf-ranks perf-two-nodes; do
-    skip $s "$why_skip"
+  for s in $ALL_STEPS; do
+    case $s in build-sm90 | emulated) ;;  # need no GPU: run above and below
+      *) skip $s "$why_skip" ;;
+    esac
   done
 fi
 

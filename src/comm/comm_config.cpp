@@ -43,6 +43,10 @@ Result<CommConfig> CommConfig::fromEnv() {
   if (p2pBuff < nsteps * 4096 || p2pBuff > (1ll << 32))
     return InvalidArgument("TUTTI_P2P_BUFFSIZE must be between NSTEPS*4096 and 4 GiB");
   c.p2pDisabled = p2pOff != 0;
+  const std::string worker = tunableString("DEVICE_WORKER");
+  if (worker != "grid" && worker != "lean")
+    return InvalidArgument("TUTTI_DEVICE_WORKER must be grid or lean, not \"" + worker + "\"");
+  c.leanWorker = worker == "lean";
   c.deviceSlotBytes = static_cast<size_t>(p2pBuff / nsteps) / 4096 * 4096;
   TUTTI_ASSIGN_OR_RETURN(int64_t deterministic, tunableInt("DETERMINISTIC"));
   if (deterministic != 0 && deterministic != 1) return InvalidArgument("TUTTI_DETERMINISTIC must be 0 or 1");

@@ -27,6 +27,7 @@ struct CommConfig {
   std::string algoSpec;          // TUTTI_ALGO as given, for the consistency check
   NetKind net = NetKind::kSocket;  // TUTTI_NET, or the fastest usable here
   bool p2pDisabled = false;        // TUTTI_P2P_DISABLE
+  bool leanWorker = false;         // TUTTI_DEVICE_WORKER=lean
   size_t deviceSlotBytes = 4 << 20;  // TUTTI_P2P_BUFFSIZE / NSTEPS: one chunk of a device call
   bool deterministic = false;        // TUTTI_DETERMINISTIC or tuttiConfig_t.deterministic
   double matchCheckSeconds = 1;      // TUTTI_MATCH_CHECK_MS

@@ -135,7 +135,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   // tutti's making now (hundreds of MiB of the device's memory each).
   const bool deviceNow = device_ >= 0 && deviceRuntime().contextActive(device_);
   if (deviceNow) {
-    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_));
+    TUTTI_ASSIGN_OR_RETURN(deviceCalls_, DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_,
+                                                       config_.leanWorker));
   } else if (device_ >= 0) {
     TUTTI_INFO(kSubsysInit, "rank %d: device %d has no context yet: tutti makes none until a call gets device buffers",
                rank, device_);
@@ -378,7 +379,8 @@ void Communicator::keepTime(const CollectiveArgs& a, double tookUs) {
 
 Status Communicator::makeDeviceSide() {
   if (deviceCalls_ || device_ < 0) return Status::Ok();
-  auto made = DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_);
+  auto made = DeviceCalls::create(deviceRuntime(), device_, &health_.abortFlag(), config_.timeoutSeconds, gpuSharers_,
+                                                       config_.leanWorker);
   if (!made.ok()) return made.status().withContext("rank " + std::to_string(rank_) + " making its device side");
   deviceCalls_ = std::move(made.value());
   connections_.setDeviceQueue(&deviceCalls_->queue());

@@ -39,6 +39,7 @@
   X(NSTEPS, "8", "slots the staging buffer is split into (pipeline depth)")                     \
   X(P2P_DISABLE, "0", "1: never connect GPUs of one node directly (device calls then use shared memory or the network, through mapped host slots)") \
   X(P2P_BUFFSIZE, "33554432", "bytes of slots per device-call connection and channel (NSTEPS chunks): device memory for P2P, mapped host memory otherwise") \
+  X(DEVICE_WORKER, "grid", "the device calls' worker kernel: grid (each block reads the host's queue) or lean (one thread reads it and hands each op to the grid; being measured, bench/results/gpu.md)") \
   X(EMULATE_DEVICE, "0", "N > 0: this process gets N emulated GPUs (memory and kernels on the CPU) to try and test the device path without one") \
   X(SPIN_COUNT, "2000", "polls of an idle connection before yielding the core (20 when ranks outnumber cores)")
 

@@ -154,6 +154,7 @@ const CudaApi& realCudaApi() {
     a.loadKernels = cuda::loadKernels;
     a.launchWorker = cuda::launchWorker;
     a.workerBlocks = cuda::workerBlocks;
+    a.workerScratchBytes = cuda::workerScratchBytes;
     return a;
   }();
   return api;

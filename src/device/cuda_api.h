@@ -78,7 +78,8 @@ struct CudaApi {
   int (*launchCopy)(void* dst, const void* src, size_t bytes, void* stream);
   int (*loadKernels)();
   // The op queue's worker (kernels/cuda/cuda_reduce.h).
-  int (*launchWorker)(void* queue, void* arrivals, unsigned blocks, void* stream);
+  int (*launchWorker)(void* queue, void* scratch, unsigned blocks, bool lean, void* stream);
+  size_t (*workerScratchBytes)();
   int (*workerBlocks)(int sharers);
 };
 

@@ -205,9 +205,10 @@ class CudaRuntime final : public DeviceRuntime {
     TUTTI_CUDA_CHECK(cu_.streamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0));
     return Status::Ok();
   }
-  Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override {
-    return launched(cu_.launchWorker(queue, arrivals, blocks, s), "the worker kernel's launch");
+  Status launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, DeviceStream s) override {
+    return launched(cu_.launchWorker(queue, scratch, blocks, lean, s), "the worker kernel's launch");
   }
+  size_t workerScratchBytes() override { return cu_.workerScratchBytes(); }
   unsigned workerBlocks(int sharers) override { return static_cast<unsigned>(cu_.workerBlocks(sharers)); }
   Status loadKernels() override {
     return launched(cu_.loadKernels(), "loading tutti's kernels");

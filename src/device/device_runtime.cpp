@@ -41,7 +41,8 @@ class NoDeviceRuntime final : public DeviceRuntime {
   Result<void*> allocDevice(size_t) override { return refuse(); }
   Status loadKernels() override { return refuse(); }
   Status streamWaitEvent(DeviceStream, DeviceEvent) override { return refuse(); }
-  Status launchWorker(void*, void*, unsigned, DeviceStream) override { return refuse(); }
+  Status launchWorker(void*, void*, unsigned, bool, DeviceStream) override { return refuse(); }
+  size_t workerScratchBytes() override { return 0; }
   unsigned workerBlocks(int) override { return 1; }
   Status flushRemoteWrites() override { return refuse(); }
   void freeDevice(void*) override {}

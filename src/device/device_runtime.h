@@ -112,10 +112,12 @@ class DeviceRuntime {
   // Stream `s` waits, on the device, for event `e`'s last record.
   virtual Status streamWaitEvent(DeviceStream s, DeviceEvent e) = 0;
   // The op queue's worker kernel on `s` (kernels/op_queue.h): `queue` is
-  // the device's address of the mapped queue, `arrivals` a zeroed counter
-  // in device memory that every worker of the queue uses, with the same
-  // `blocks` (workerBlocks()).
-  virtual Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) = 0;
+  // the device's address of the mapped queue, `scratch` workerScratchBytes()
+  // of zeroed device memory that every worker of the queue uses, with the
+  // same `blocks` (workerBlocks()) and the same `lean` (which kernel:
+  // TUTTI_DEVICE_WORKER).
+  virtual Status launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, DeviceStream s) = 0;
+  virtual size_t workerScratchBytes() = 0;
   // The worker's grid when `sharers` ranks use this device at once.
   virtual unsigned workerBlocks(int sharers) = 0;
   // The reduction kernel (kernels/reducer.h's contract) on a stream, alone:

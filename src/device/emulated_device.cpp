@@ -712,13 +712,13 @@ Status EmulatedDevice::streamWaitEvent(DeviceStream s, DeviceEvent ev) {
   return Status::Ok();
 }
 
-Status EmulatedDevice::launchWorker(void* queue, void* arrivals, unsigned, DeviceStream s) {
+Status EmulatedDevice::launchWorker(void* queue, void* scratch, unsigned, bool, DeviceStream s) {
   TUTTI_RETURN_IF_ERROR(loadOnFirstLaunch());
   TUTTI_RETURN_IF_ERROR(sameDevice(tCurrentDevice, s, "a kernel launched"));
   TUTTI_RETURN_IF_ERROR(sticky());
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (placeOf(queue, sizeof(OpQueueShared)) != Place::kMappedHost || placeOf(arrivals, sizeof(uint64_t)) != Place::kOwn)
+    if (placeOf(queue, sizeof(OpQueueShared)) != Place::kMappedHost || placeOf(scratch, workerScratchBytes()) != Place::kOwn)
       return Status(Code::kCudaError, "emulated device: a worker kernel given a queue not mapped into the device "
                                       "or a counter not in its memory");
   }

@@ -114,7 +114,10 @@ class EmulatedDevice final : public DeviceRuntime {
   void freeDevice(void* p) override;
   Status loadKernels() override;
   Status streamWaitEvent(DeviceStream s, DeviceEvent e) override;
-  Status launchWorker(void* queue, void* arrivals, unsigned blocks, DeviceStream s) override;
+  // Either kernel runs as the queue's semantics say (`lean` changes only
+  // how a GPU's blocks share the ops).
+  Status launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, DeviceStream s) override;
+  size_t workerScratchBytes() override { return sizeof(uint64_t); }
   unsigned workerBlocks(int) override { return 2; }
   Status flushRemoteWrites() override;
   Status reduceAsync(void* dst, const void* a, const void* b, size_t count, DataType dtype, RedOp op,

@@ -2,12 +2,13 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace tutti {
 
 Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceStream stream,
                                                  const std::atomic<bool>* abort, double timeoutSeconds,
-                                                 int sharers) {
+                                                 int sharers, bool leanWorker) {
   std::unique_ptr<OpQueue> q(new OpQueue(runtime, stream, abort, timeoutSeconds));
   // Zeroed whole pages, as registration maps pages.
   TUTTI_ASSIGN_OR_RETURN(q->memory_, HostBuffer::allocate((sizeof(OpQueueShared) + 4095) / 4096 * 4096));
@@ -15,17 +16,19 @@ Result<std::unique_ptr<OpQueue>> OpQueue::create(DeviceRuntime& runtime, DeviceS
   if (!mapped.ok()) return mapped.status().withContext("mapping the op queue into the device");
   q->shared_ = reinterpret_cast<OpQueueShared*>(q->memory_.data());
   q->sharedOnDevice_ = *mapped;
-  TUTTI_ASSIGN_OR_RETURN(q->arrivals_, runtime.allocDevice(sizeof(uint64_t)));
-  // The barrier's count starts at zero, once: it only grows after.
-  static const uint64_t kZero = 0;
-  TUTTI_RETURN_IF_ERROR(runtime.copyAsync(q->arrivals_, &kZero, sizeof(kZero), stream));
+  const size_t scratchBytes = runtime.workerScratchBytes();
+  TUTTI_ASSIGN_OR_RETURN(q->scratch_, runtime.allocDevice(scratchBytes));
+  // The barrier's count (and the mailbox's) starts at zero, once: it only grows after.
+  const std::vector<uint8_t> zeros(scratchBytes, 0);
+  TUTTI_RETURN_IF_ERROR(runtime.copyAsync(q->scratch_, zeros.data(), zeros.size(), stream));
   TUTTI_RETURN_IF_ERROR(runtime.synchronize(stream));
   q->blocks_ = runtime.workerBlocks(sharers);
+  q->lean_ = leanWorker;
   return q;
 }
 
 OpQueue::~OpQueue() {
-  if (arrivals_) runtime_.freeDevice(arrivals_);
+  if (scratch_) runtime_.freeDevice(scratch_);
   if (shared_) runtime_.unregisterHost(shared_);
 }
 
@@ -33,7 +36,7 @@ Status OpQueue::launchWorker(const std::vector<DeviceEvent>& inputsReady, uint64
   for (DeviceEvent e : inputsReady)
     TUTTI_RETURN_IF_ERROR(runtime_.streamWaitEvent(stream_, e).withContext("tutti's stream waiting for the inputs"));
   TUTTI_RETURN_IF_ERROR(
-      runtime_.launchWorker(sharedOnDevice_, arrivals_, blocks_, stream_).withContext("launching tutti's worker kernel"));
+      runtime_.launchWorker(sharedOnDevice_, scratch_, blocks_, lean_, stream_).withContext("launching tutti's worker kernel"));
   const uint64_t n = ++launched_;
   if (number) *number = n;
   return Status::Ok();

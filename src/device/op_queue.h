@@ -19,10 +19,11 @@ class OpQueue {
  public:
   // On the current device, for `stream`; `abort` ends a wait for the
   // worker, and one that sees no op finish for `timeoutSeconds` fails.
-  // `sharers`: the ranks whose workers share the device (its grid).
+  // `sharers`: the ranks whose workers share the device (its grid);
+  // `leanWorker`: which worker kernel (DeviceRuntime::launchWorker).
   static Result<std::unique_ptr<OpQueue>> create(DeviceRuntime& runtime, DeviceStream stream,
                                                  const std::atomic<bool>* abort, double timeoutSeconds = 300,
-                                                 int sharers = 1);
+                                                 int sharers = 1, bool leanWorker = false);
   // The stream must be idle (no worker waiting for a stop).
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
@@ -65,8 +66,9 @@ class OpQueue {
   HostBuffer memory_;
   OpQueueShared* shared_ = nullptr;  // in memory_, page-locked and mapped
   void* sharedOnDevice_ = nullptr;
-  void* arrivals_ = nullptr;  // device memory: the workers' grid barrier
+  void* scratch_ = nullptr;  // device memory: the workers' grid barrier (and mailbox)
   unsigned blocks_ = 1;
+  bool lean_ = false;
   uint64_t posted_ = 0;
   std::atomic<uint64_t> launched_{0};
 };

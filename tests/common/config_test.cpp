@@ -13,7 +13,7 @@ class ConfigTest : public ::testing::Test {
  protected:
   void TearDown() override {
     for (const char* v : {"TUTTI_TIMEOUT", "NCCL_TIMEOUT", "TUTTI_NSTEPS", "TUTTI_BUFFSIZE",
-                          "TUTTI_NCHANNELS"})
+                          "TUTTI_NCHANNELS", "TUTTI_DEVICE_WORKER"})
       unsetenv(v);
   }
 };
@@ -60,6 +60,19 @@ TEST_F(ConfigTest, CommConfigChecksRanges) {
   EXPECT_EQ(c->slotBytes, 262144u);
   EXPECT_EQ(c->maxChannels, 3);
   EXPECT_TRUE(c->channelsForced);
+}
+
+// The device calls' worker kernel: the grid's unless told lean; anything
+// else is refused by name.
+TEST_F(ConfigTest, DeviceWorkerIsGridLeanOrRefused) {
+  EXPECT_FALSE(CommConfig::fromEnv()->leanWorker);
+  setenv("TUTTI_DEVICE_WORKER", "lean", 1);
+  EXPECT_TRUE(CommConfig::fromEnv()->leanWorker);
+  setenv("TUTTI_DEVICE_WORKER", "fast", 1);
+  auto bad = CommConfig::fromEnv();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("TUTTI_DEVICE_WORKER must be grid or lean, not \"fast\""), std::string::npos)
+      << bad.status().message();
 }
 
 // Ranks outnumbering cores yield a while before they sleep, unless their

@@ -509,11 +509,12 @@ int loadKernels() {
   return launch([] { return S().dev.loadKernels(); });
 }
 
-int launchWorker(void* queue, void* arrivals, unsigned blocks, void* s) {
-  return launch([&] { return S().dev.launchWorker(queue, arrivals, blocks, s); });
+int launchWorker(void* queue, void* scratch, unsigned blocks, bool lean, void* s) {
+  return launch([&] { return S().dev.launchWorker(queue, scratch, blocks, lean, s); });
 }
 
 int workerBlocks(int) { return 2; }
+size_t workerScratchBytes() { return sizeof(uint64_t); }
 
 void runHostFunctions(EmulatedCuda::State* st) {
   tInHostFunction = true;
@@ -634,6 +635,7 @@ const tutti::CudaApi& EmulatedCuda::api() {
     a.loadKernels = loadKernels;
     a.launchWorker = launchWorker;
     a.workerBlocks = workerBlocks;
+    a.workerScratchBytes = workerScratchBytes;
     return a;
   }();
   return table;

@@ -33,13 +33,13 @@ Result<uint32_t*> gateWord(DeviceRuntime& runtime) {
 
 Result<std::unique_ptr<DeviceCalls>> DeviceCalls::create(DeviceRuntime& runtime, int device,
                                                          const std::atomic<bool>* abort, double timeoutSeconds,
-                                                         int sharers) {
+                                                         int sharers, bool leanWorker) {
   DeviceScope scope(runtime, device);
   TUTTI_RETURN_IF_ERROR(scope.status());
   TUTTI_RETURN_IF_ERROR(runtime.loadKernels());
   TUTTI_ASSIGN_OR_RETURN(uint32_t* word, gateWord(runtime));
   TUTTI_ASSIGN_OR_RETURN(DeviceStream stream, runtime.createStream());
-  auto queue = OpQueue::create(runtime, stream, abort, timeoutSeconds, sharers);
+  auto queue = OpQueue::create(runtime, stream, abort, timeoutSeconds, sharers, leanWorker);
   if (!queue.ok()) {
     runtime.destroyStream(stream);
     return queue.status();

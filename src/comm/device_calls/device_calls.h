@@ -21,10 +21,10 @@ class DeviceCalls {
  public:
   // `abort` ends the background thread's waits for the device, and one
   // that sees the device take no op for `timeoutSeconds` fails; `sharers`
-  // ranks of this node use the device.
+  // ranks of this node use the device; `leanWorker`: TUTTI_DEVICE_WORKER=lean.
   static Result<std::unique_ptr<DeviceCalls>> create(DeviceRuntime& runtime, int device,
                                                      const std::atomic<bool>* abort, double timeoutSeconds,
-                                                     int sharers);
+                                                     int sharers, bool leanWorker = false);
   // Waits for the stream, then frees what it used.
   ~DeviceCalls();
   DeviceCalls(const DeviceCalls&) = delete;
