@@ -720,7 +720,7 @@ Status EmulatedDevice::launchWorker(void* queue, void* scratch, unsigned, bool, 
     std::lock_guard<std::mutex> lock(mutex_);
     if (placeOf(queue, sizeof(OpQueueShared)) != Place::kMappedHost || placeOf(scratch, workerScratchBytes()) != Place::kOwn)
       return Status(Code::kCudaError, "emulated device: a worker kernel given a queue not mapped into the device "
-                                      "or a counter not in its memory");
+                                      "or scratch not in its memory");
   }
   auto* q = static_cast<OpQueueShared*>(backing(queue));
   const int device = tCurrentDevice;

@@ -451,107 +451,112 @@ TEST_P(CudaRules, HostFunctionsShareOneThread) {
 // copy, bit for bit against the host's kernels; then 1,500 increments of
 // one buffer, each reading the one before (order, and the queue's ring
 // going round), and a second worker taking up where the first stopped.
+// `lean`: which kernel (TUTTI_DEVICE_WORKER). "" when every result is right.
+std::string workerRunsQueuedOps(DeviceRuntime& rt, bool lean) {
+  if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
+  // Uploads on a stream of their own: a copy from pageable memory on the
+  // worker's stream would wait for the worker, which waits for the ops.
+  auto stream = rt.createStream();
+  auto uploads = rt.createStream();
+  if (!stream.ok() || !uploads.ok()) return "streams";
+  auto queue = OpQueue::create(rt, *stream, nullptr, 300, 1, lean);
+  if (!queue.ok()) return queue.status().message();
+  DeviceReducer device(**queue);
+  struct Check {
+    std::string label;
+    void* got;
+    std::vector<unsigned char> want;
+  };
+  std::vector<Check> checks;
+  auto upload = [&](const std::vector<unsigned char>& host) {
+    void* p = *rt.allocDevice(host.size());
+    // A copy from pageable memory may return before it lands (CUDA stages
+    // it): the worker's ops are not ordered after `uploads`.
+    (void)rt.copyAsync(p, host.data(), host.size(), *uploads);
+    (void)rt.synchronize(*uploads);
+    return static_cast<char*>(p);
+  };
+  auto bytesOf = [](size_t n, uint32_t seed) {
+    std::vector<unsigned char> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((seed * 2654435761u + i * 40503u) >> 7 & 0x3f);
+    return v;
+  };
+  // Every buffer is made before the worker starts, as a call's buffers
+  // are: compute-sanitizer's memcheck counts an allocation made while a
+  // kernel runs as out of bounds for it (H200 run 9). The ops go to the
+  // queue once it runs.
+  std::vector<std::function<void()>> ops;
+  for (int t = 0; t < kNumDataTypes; ++t)
+    for (int o = 0; o < kNumRedOps; ++o)
+      for (size_t count : {size_t{7}, size_t{1031}, size_t{(1 << 18) + 5}})
+        for (size_t shift : {0, 1}) {
+          const DataType dtype = static_cast<DataType>(t);
+          const RedOp op = static_cast<RedOp>(o);
+          const size_t es = dtypeSize(dtype), bytes = (count + 1) * es;
+          auto a = bytesOf(bytes, 1 + t), b = bytesOf(bytes, 100 + o);
+          std::vector<unsigned char> want(count * es);
+          hostReducer().reduce(want.data(), a.data(), b.data() + shift * es, count, dtype, op, 3);
+          char* da = upload(a);
+          char* db = upload(b);
+          char* dd = upload(std::vector<unsigned char>(bytes));
+          ops.push_back([&device, dd, da, db, shift, es, count, dtype, op] {
+            device.reduce(dd, da, db + shift * es, count, dtype, op, 3);
+          });
+          checks.push_back({std::string(dtypeName(dtype)) + " " + redOpName(op) + " count " + std::to_string(count) +
+                                " shift " + std::to_string(shift),
+                            dd, std::move(want)});
+        }
+  auto a = bytesOf(4 * 100003 + 16, 7);
+  std::vector<unsigned char> quotient(4 * 100003);
+  hostReducer().divide(quotient.data(), a.data(), 100003, DataType::kFloat32, 5);
+  char* da = upload(a);
+  char* dq = upload(std::vector<unsigned char>(quotient.size()));
+  char* dc = upload(std::vector<unsigned char>(a.size()));
+  ops.push_back([&device, dq, da, dc, bytes = quotient.size()] {
+    device.divide(dq, da, 100003, DataType::kFloat32, 5);
+    device.copy(dc + 3, dq, bytes);  // after the divide, to an odd offset
+  });
+  checks.push_back({"divide", dq, quotient});
+  checks.push_back({"copy at an odd offset", dc + 3, quotient});
+  // acc += one, 1,500 times: each increment reads the one before.
+  const int kIncrements = 1500;
+  std::vector<unsigned char> ones(4 * 4099), zero(4 * 4099, 0), total(4 * 4099);
+  for (size_t i = 0; i < 4099; ++i) {
+    const int32_t one = 1, sum = kIncrements;
+    std::memcpy(&ones[4 * i], &one, 4);
+    std::memcpy(&total[4 * i], &sum, 4);
+  }
+  char* acc = upload(zero);
+  char* done = upload(ones);
+  char* again = upload(zero);
+  if (!(*queue)->launchWorker({}).ok()) return "launching the worker";
+  for (auto& queueOp : ops) queueOp();
+  for (int i = 0; i < kIncrements; ++i) device.reduce(acc, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
+  if (!(*queue)->stop().ok()) return "stopping the worker";
+  // A second worker, from where the first stopped.
+  if (!(*queue)->launchWorker({}).ok()) return "launching the second worker";
+  device.reduce(again, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
+  if (!(*queue)->stop().ok() || !device.takeError().ok()) return "stopping the second worker";
+  const int32_t plusOne = kIncrements + 1;
+  std::vector<unsigned char> totalPlusOne(total.size());
+  for (size_t i = 0; i < 4099; ++i) std::memcpy(&totalPlusOne[4 * i], &plusOne, 4);
+  checks.push_back({"1,500 increments in order", acc, total});
+  checks.push_back({"the second worker", again, totalPlusOne});
+  if (!rt.synchronize(*stream).ok()) return "the stream failed";
+  std::string wrong;
+  for (const Check& c : checks) {
+    std::vector<unsigned char> got(c.want.size());
+    if (!rt.copyAsync(got.data(), c.got, got.size(), *stream).ok() || !rt.synchronize(*stream).ok())
+      return c.label + ": reading back";
+    if (got != c.want) wrong += c.label + ": wrong result; ";
+  }
+  return wrong;
+}
+
 TEST_P(CudaRules, TheWorkerRunsQueuedOpsInOrderBitForBit) {
-  EXPECT_EQ(withCuda([](const CudaApi&, DeviceRuntime& rt) -> std::string {
-    if (!rt.setDevice(0).ok() || !rt.loadKernels().ok()) return "setup";
-    // Uploads on a stream of their own: a copy from pageable memory on the
-    // worker's stream would wait for the worker, which waits for the ops.
-    auto stream = rt.createStream();
-    auto uploads = rt.createStream();
-    if (!stream.ok() || !uploads.ok()) return "streams";
-    auto queue = OpQueue::create(rt, *stream, nullptr);
-    if (!queue.ok()) return queue.status().message();
-    DeviceReducer device(**queue);
-    struct Check {
-      std::string label;
-      void* got;
-      std::vector<unsigned char> want;
-    };
-    std::vector<Check> checks;
-    auto upload = [&](const std::vector<unsigned char>& host) {
-      void* p = *rt.allocDevice(host.size());
-      // A copy from pageable memory may return before it lands (CUDA stages
-      // it): the worker's ops are not ordered after `uploads`.
-      (void)rt.copyAsync(p, host.data(), host.size(), *uploads);
-      (void)rt.synchronize(*uploads);
-      return static_cast<char*>(p);
-    };
-    auto bytesOf = [](size_t n, uint32_t seed) {
-      std::vector<unsigned char> v(n);
-      for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((seed * 2654435761u + i * 40503u) >> 7 & 0x3f);
-      return v;
-    };
-    // Every buffer is made before the worker starts, as a call's buffers
-    // are: compute-sanitizer's memcheck counts an allocation made while a
-    // kernel runs as out of bounds for it (H200 run 9). The ops go to the
-    // queue once it runs.
-    std::vector<std::function<void()>> ops;
-    for (int t = 0; t < kNumDataTypes; ++t)
-      for (int o = 0; o < kNumRedOps; ++o)
-        for (size_t count : {size_t{7}, size_t{1031}, size_t{(1 << 18) + 5}})
-          for (size_t shift : {0, 1}) {
-            const DataType dtype = static_cast<DataType>(t);
-            const RedOp op = static_cast<RedOp>(o);
-            const size_t es = dtypeSize(dtype), bytes = (count + 1) * es;
-            auto a = bytesOf(bytes, 1 + t), b = bytesOf(bytes, 100 + o);
-            std::vector<unsigned char> want(count * es);
-            hostReducer().reduce(want.data(), a.data(), b.data() + shift * es, count, dtype, op, 3);
-            char* da = upload(a);
-            char* db = upload(b);
-            char* dd = upload(std::vector<unsigned char>(bytes));
-            ops.push_back([&device, dd, da, db, shift, es, count, dtype, op] {
-              device.reduce(dd, da, db + shift * es, count, dtype, op, 3);
-            });
-            checks.push_back({std::string(dtypeName(dtype)) + " " + redOpName(op) + " count " + std::to_string(count) +
-                                  " shift " + std::to_string(shift),
-                              dd, std::move(want)});
-          }
-    auto a = bytesOf(4 * 100003 + 16, 7);
-    std::vector<unsigned char> quotient(4 * 100003);
-    hostReducer().divide(quotient.data(), a.data(), 100003, DataType::kFloat32, 5);
-    char* da = upload(a);
-    char* dq = upload(std::vector<unsigned char>(quotient.size()));
-    char* dc = upload(std::vector<unsigned char>(a.size()));
-    ops.push_back([&device, dq, da, dc, bytes = quotient.size()] {
-      device.divide(dq, da, 100003, DataType::kFloat32, 5);
-      device.copy(dc + 3, dq, bytes);  // after the divide, to an odd offset
-    });
-    checks.push_back({"divide", dq, quotient});
-    checks.push_back({"copy at an odd offset", dc + 3, quotient});
-    // acc += one, 1,500 times: each increment reads the one before.
-    const int kIncrements = 1500;
-    std::vector<unsigned char> ones(4 * 4099), zero(4 * 4099, 0), total(4 * 4099);
-    for (size_t i = 0; i < 4099; ++i) {
-      const int32_t one = 1, sum = kIncrements;
-      std::memcpy(&ones[4 * i], &one, 4);
-      std::memcpy(&total[4 * i], &sum, 4);
-    }
-    char* acc = upload(zero);
-    char* done = upload(ones);
-    char* again = upload(zero);
-    if (!(*queue)->launchWorker({}).ok()) return "launching the worker";
-    for (auto& queueOp : ops) queueOp();
-    for (int i = 0; i < kIncrements; ++i) device.reduce(acc, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
-    if (!(*queue)->stop().ok()) return "stopping the worker";
-    // A second worker, from where the first stopped.
-    if (!(*queue)->launchWorker({}).ok()) return "launching the second worker";
-    device.reduce(again, acc, done, 4099, DataType::kInt32, RedOp::kSum, 1);
-    if (!(*queue)->stop().ok() || !device.takeError().ok()) return "stopping the second worker";
-    const int32_t plusOne = kIncrements + 1;
-    std::vector<unsigned char> totalPlusOne(total.size());
-    for (size_t i = 0; i < 4099; ++i) std::memcpy(&totalPlusOne[4 * i], &plusOne, 4);
-    checks.push_back({"1,500 increments in order", acc, total});
-    checks.push_back({"the second worker", again, totalPlusOne});
-    if (!rt.synchronize(*stream).ok()) return "the stream failed";
-    std::string wrong;
-    for (const Check& c : checks) {
-      std::vector<unsigned char> got(c.want.size());
-      if (!rt.copyAsync(got.data(), c.got, got.size(), *stream).ok() || !rt.synchronize(*stream).ok())
-        return c.label + ": reading back";
-      if (got != c.want) wrong += c.label + ": wrong result; ";
-    }
-    return wrong;
-  }), "");
+  for (bool lean : {false, true})
+    EXPECT_EQ(withCuda([lean](const CudaApi&, DeviceRuntime& rt) { return workerRunsQueuedOps(rt, lean); }), "")
+        << (lean ? "the lean worker" : "the grid worker");
 }
 
 INSTANTIATE_TEST_SUITE_P(Cudas, CudaRules, ::testing::Values(Cuda::kGpu, Cuda::kEmulated),
