@@ -33,9 +33,9 @@ def read(path):
 
 
 def ddp_floors(header, times, cpu, tutti_ddp, gloo_ddp):
-    """What a DDP step cannot go below here: DDP sending nothing, DDP waiting
-    for every rank with no data, and sending nothing plus the CPU the
-    gradients' all-reduce takes beyond the cores' idle time."""
+    """How low a DDP step goes here: DDP sending nothing (a floor), DDP
+    waiting for every rank with no data, and sending nothing plus the CPU the
+    gradients' all-reduce takes beyond the cores' idle time (estimates)."""
     wall = {k: statistics.median(v.values()) for k, v in times.items()}
     used = {k: statistics.median(v.values()) for k, v in cpu.items() if None not in v.values()}
     rows = [("DDP sending nothing (PyTorch's `noop_hook`)", wall[("ddp", "noop")])]
@@ -55,7 +55,7 @@ def ddp_floors(header, times, cpu, tutti_ddp, gloo_ddp):
                  f"{busy:.0%} busy, and DDP sending nothing leaves {idle:.1f} ms of core time a step idle: CPU a "
                  f"call takes beyond that lengthens the step by itself over {cores} cores.", ""]
     rows.append(("DDP on tutti", tutti_ddp))
-    lines = ["", "What a DDP step cannot go below here (medians over the passes):", "",
+    lines = ["", "How low a DDP step goes here (medians over the passes; DDP sending nothing is a floor no backend goes below, the other rows estimate what waiting and the all-reduce's CPU add to it):", "",
              "| DDP step | time | / gloo's DDP step |", "| --- | --- | --- |"]
     lines += [f"| {what} | {t:.0f} ms | {t / gloo_ddp:.2f}x |" for what, t in rows]
     return lines + [""] + notes

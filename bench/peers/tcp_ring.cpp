@@ -1,10 +1,10 @@
 // What the links carry when every node sends at once: rank r streams BYTES
 // over one TCP connection to rank r+1 while it receives BYTES from rank r-1,
 // nothing reduced and nothing copied beyond what the kernel does. A ring
-// all-reduce moves 2(n-1)/n of its buffer over each link this way, so the
-// rate this measures is the most bus bandwidth any library's ring (or a
-// two-level algorithm's exchange between node leaders) can reach over these
-// links (bench/link_ceiling.sh).
+// all-reduce moves 2(n-1)/n of its buffer over each link this way, so this
+// rate is what a plain ring of one stream a link gives: a reference for the
+// libraries' large all-reduces over these links, not a bound (a library may
+// send over several sockets a link; bench/large_vs_links.sh).
 //
 //   tcp_ring RANK N NEXT_ADDR PORT BYTES ITERS
 // Rank r listens on PORT + r and connects to NEXT_ADDR:PORT + (r+1)%N. Before
@@ -19,7 +19,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
