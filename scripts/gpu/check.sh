@@ -284,18 +284,28 @@ if [ $gpu = 1 ]; then
   fi
   # The worker's one-reader variant (TUTTI_DEVICE_WORKER=lean): the 2- and
   # 4-rank collectives for its results, then perf-mps's 4-rank all-reduce for
-  # its speed, to decide whether it becomes the default (gpu.md).
+  # its speed, to decide whether it becomes the default (gpu.md). Then both
+  # workers with 16 MiB device slots (TUTTI_P2P_BUFFSIZE of 128 MiB, 4x the
+  # default): a large call's ops, a quarter as many, each cost the worker
+  # the same (run 9's estimate of where the time goes), to decide the
+  # default slot size as well.
   lean_worker() {
-    local rc=0
+    local rc=0 w
     echo "## collectives, 2 and 4 ranks, lean worker"
     TUTTI_DEVICE_WORKER=lean "$tests/gpu_test" --gtest_filter='Ranks/GpuCollectives.*-*8ranks*' || rc=1
     echo "## allreduce, 4 ranks under MPS, lean worker"
     TUTTI_DEVICE_WORKER=lean "$bench/tutti-perf" -G 1 -np 4 -C allreduce -b 8 -e 256M -f 8 -n 3 -w 1 -c 1 \
       --json "$out/perf-mps-lean-allreduce-4.json" || { echo "FAILED: allreduce 4 ranks, lean worker"; rc=1; }
+    for w in grid lean; do
+      echo "## allreduce, 4 ranks under MPS, $w worker, 16 MiB device slots"
+      TUTTI_DEVICE_WORKER=$w TUTTI_P2P_BUFFSIZE=134217728 "$bench/tutti-perf" -G 1 -np 4 -C allreduce \
+        -b 2M -e 256M -f 4 -n 3 -w 1 -c 1 --json "$out/perf-mps-$w-slots16m-allreduce-4.json" ||
+        { echo "FAILED: allreduce 4 ranks, $w worker, 16 MiB slots"; rc=1; }
+    done
     return $rc
   }
   if command -v nvidia-cuda-mps-control >/dev/null; then
-    step lean-worker 120 under_mps lean_worker
+    step lean-worker 150 under_mps lean_worker
   else
     skip lean-worker "nvidia-cuda-mps-control not on the PATH"
   fi
