@@ -55,40 +55,22 @@ exec ip netns exec $prefix-n\$i unshare --uts sh -c "hostname node\$i; exec \$*"
 EOF
 chmod +x "$raw/netns_rsh"
 
-port=$((31000 + RANDOM % 1000))
-# as_rank R N PER CMD...: CMD as rank R of N (PER a node, in blocks) in its
-# node, with torchrun's variables and the interface; CMD may start with
-# more VAR=VALUE.
-as_rank() {
-  local r=$1 n=$2 per=$3
-  shift 3
-  ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-    LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 TUTTI_CACHE_DIR="$cache" "$@"
-}
-
+source bench/node_ranks.sh
 # run_tutti NODES PER CSV [ENV...]
 run_tutti() {
-  local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) pids=() rc=0 r
+  local nodes=$1 per=$2 csv=$3
   shift 3
-  port=$((port + 1))
-  for ((r = n - 1; r >= 0; r--)); do
-    local out=()
-    [ $r = 0 ] && out=(--csv "$csv")
-    as_rank $r $n $per "$@" "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 "${out[@]}" >"$csv.$r.log" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
-  return $rc
+  node_ranks $prefix "$nodes" "$per" "$csv" TUTTI_CACHE_DIR="$cache" "$@" "$perf" -b 8 -e 64M -f 2 -n 20 -w 5
 }
 
 # run_tutti_peers NODES PER CSV: tutti through the peers' program.
 run_tutti_peers() {
   local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) pids=() rc=0 r
-  port=$((port + 1))
+  node_ranks_port=$((node_ranks_port + 1))
   for ((r = n - 1; r >= 0; r--)); do
     local to=/dev/null
     [ $r = 0 ] && to=$csv
-    as_rank $r $n $per "$raw/bin/allreduce_ranks_tutti" tcp >"$to" 2>"$csv.$r.log" &
+    node_rank $prefix $r $n $per TUTTI_CACHE_DIR="$cache" "$raw/bin/allreduce_ranks_tutti" tcp >"$to" 2>"$csv.$r.log" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || rc=1; done

@@ -41,19 +41,10 @@ ring() {
   done
 }
 
+source bench/node_ranks.sh
 # allreduce NODES PER CSV: tutti-perf per rank in its node, torchrun's variables.
 allreduce() {
-  local nodes=$1 per=$2 csv=$3 n=$(($1 * $2)) r pids=() out
-  port=$((port + 8))
-  for ((r = n - 1; r >= 0; r--)); do
-    out=()
-    [ $r = 0 ] && out=(--csv "$csv")
-    ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) LOCAL_WORLD_SIZE=$per \
-      MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 TUTTI_CACHE_DIR="$cache" \
-      "$perf" -b 16M -e 64M -f 4 -n 10 -w 3 "${out[@]}" >"$csv.$r.log" 2>&1 &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
+  node_ranks $prefix "$1" "$2" "$3" TUTTI_CACHE_DIR="$cache" "$perf" -b 16M -e 64M -f 4 -n 10 -w 3
 }
 
 trap '$netns down 4 $prefix >/dev/null 2>&1 || true' EXIT

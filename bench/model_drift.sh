@@ -26,23 +26,13 @@ shaped=""
 [ "$RATE" != none ] && shaped=$RATE
 trap 'tests/multinode/netns.sh down $most $prefix >/dev/null 2>&1 || true' EXIT
 tests/multinode/netns.sh up "$most" $prefix $shaped >/dev/null
-port=$((32000 + RANDOM % 1000))
+source bench/node_ranks.sh
 for layout in $LAYOUTS; do
-  nodes=${layout%x*} per=${layout#*x} n=$((${layout%x*} * ${layout#*x}))
   for pass in $(seq 1 "$PASSES"); do
     dir=$raw/$RATE/$layout/pass$pass
     mkdir -p "$dir"
-    port=$((port + 1))
-    pids=()
-    for ((r = n - 1; r >= 0; r--)); do
-      csv=()
-      [ $r = 0 ] && csv=(--csv "$dir/tutti.csv")
-      ip netns exec "$prefix-n$((r / per))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per)) \
-        LOCAL_WORLD_SIZE=$per MASTER_ADDR=10.77.0.1 MASTER_PORT=$port TUTTI_SOCKET_IFNAME=data0 \
-        "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 "${csv[@]}" >"$dir/rank$r.log" 2>&1 &
-      pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p" || echo "FAILED: $layout pass $pass (logs in $dir)" >&2; done
+    node_ranks $prefix "${layout%x*}" "${layout#*x}" "$dir/tutti.csv" "$perf" -b 8 -e 64M -f 2 -n 20 -w 5 ||
+      echo "FAILED: $layout pass $pass (logs in $dir)" >&2
   done
 done
 python3 bench/model_drift.py "$raw/$RATE" "$OUT/model_drift.md" "$*"

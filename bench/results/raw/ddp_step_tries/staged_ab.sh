@@ -1,0 +1,8 @@
+#!/bin/bash
+# Alternates tutti-perf's 4-rank 14 MiB all-reduce (one host) with the staged prototype.
+cd /work/main
+for round in 1 2 3 4; do
+  echo -n "round $round tutti: "
+  build/bench/tutti-perf -np 4 -b 14M -e 14M -n 40 -w 5 -c 0 2>&1 | grep -E "^ +[0-9]" | awk '{printf "%s us (%s)\n", $6, $(NF-3)}'
+  for seg in 14 4 1; do echo -n "round $round staged, $seg MiB segments: "; /tmp/staged_allreduce 14 43 $seg; done
+done
