@@ -286,9 +286,8 @@ if [ $gpu = 1 ]; then
   # 4-rank collectives for its results, then perf-mps's 4-rank all-reduce for
   # its speed, to decide whether it becomes the default (gpu.md). Then both
   # workers with 16 MiB device slots (TUTTI_P2P_BUFFSIZE of 128 MiB, 4x the
-  # default): a large call's ops, a quarter as many, each cost the worker
-  # the same (run 9's estimate of where the time goes), to decide the
-  # default slot size as well.
+  # default): a large call makes a quarter as many ops, and run 9 put the
+  # time in the worker's cost an op; to decide the default slot size too.
   lean_worker() {
     local rc=0 w
     echo "## collectives, 2 and 4 ranks, lean worker"
