@@ -1,3 +1,6 @@
+// Copies of 128 KiB chunks from a slot into a large buffer: memcpy against
+// streaming (non-temporal) stores (ddp_step_tries.md, stop 71).
+//   g++ -O2 -mavx2 streaming_copy.cpp && ./a.out CHUNK_KIB TOTAL_MIB
 #include <immintrin.h>
 #include <chrono>
 #include <cstdio>
