@@ -1,6 +1,6 @@
 // A reduce then a copy into a slot, for each chunk of a 64 MiB buffer, whole or
 // 32 KiB block by block (ddp_step_tries.md, stop 71). Built from the checkout:
-//   g++ -O2 -I. blockwise_copy.cpp build/libtutti_static.a -lpthread -ldl
+//   g++ -O2 -I. bench/results/raw/ddp_step_tries/blockwise_copy.cpp build/libtutti_static.a -lpthread -ldl
 //   ./a.out CHUNK_KIB
 #include <chrono>
 #include <cstring>
