@@ -63,6 +63,9 @@ Result<CommConfig> CommConfig::fromEnv() {
   TUTTI_ASSIGN_OR_RETURN(int64_t keep, tunableInt("KEEP_CALL_TIMES"));
   if (keep != 0 && keep != 1) return InvalidArgument("TUTTI_KEEP_CALL_TIMES must be 0 or 1");
   c.keepCallTimes = keep == 1;
+  TUTTI_ASSIGN_OR_RETURN(int64_t nodeCores, tunableInt("NODE_CORES"));
+  if (nodeCores != 0 && nodeCores != 1) return InvalidArgument("TUTTI_NODE_CORES must be 0 or 1");
+  c.nodeCores = nodeCores == 1;
   return c;
 }
 

@@ -34,6 +34,7 @@ struct CommConfig {
   bool checkCalls = false;           // TUTTI_CHECK_CALLS: compare every host call's arguments first
   bool measureLinks = true;          // TUTTI_MEASURE_LINKS: several nodes measure their links at init
   bool keepCallTimes = true;         // TUTTI_KEEP_CALL_TIMES: and keep large calls' times (tuning/kept_calls.h)
+  bool nodeCores = true;             // TUTTI_NODE_CORES: nodes sharing a kernel's cores split them (cores/node_cores.h)
   int socketYieldRounds = 0;         // ExecOptions::socketYieldRounds
   int sharedMemoryYieldRounds = -1;  // ExecOptions::sharedMemoryYieldRounds
   int yieldUsBeforeSleep = -1;       // ExecOptions::yieldUsBeforeSleep

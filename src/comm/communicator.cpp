@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "tutti/tutti.h"
+#include "src/comm/cores/node_cores.h"
 #include "src/comm/group.h"
 #include "src/comm/diagnosis/hang_report.h"
 #include "src/comm/tuning/link_probe.h"
@@ -124,6 +125,22 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
              localRanks, sharingCores, cores, config_.spinCount,
              config_.yieldUsBeforeSleep == 0 ? ", then sleep (calls beside compute)"
              : config_.yieldUsBeforeSleep > 0 ? ", sleep after yielding a while" : "");
+  // Network nodes sharing this kernel's cores take a share each (cores/node_cores.h).
+  if (config_.nodeCores) {
+    const NodeLayout& layout = planner_.layout();
+    std::vector<int> nodes;
+    for (int r = 0; r < nranks; ++r)
+      if (peers()[r].coresHash == peers()[rank].coresHash) nodes.push_back(layout.nodeOf(r));
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const std::vector<int> share = nodeCoreShare(threadCores(), nodes, layout.nodeOf(rank), sharingCores);
+    if (!share.empty()) {
+      const Status bound = bindThreadTo(share);
+      const std::string note = bound.ok() ? "" : " (not bound: " + bound.message() + ")";
+      TUTTI_INFO(kSubsysInit, "rank %d: %zu network nodes share %d core(s): node %d takes core(s) %s%s", rank,
+                 nodes.size(), cores, layout.nodeOf(rank), describeCores(share).c_str(), note.c_str());
+    }
+  }
   // Waits on sockets and shared memory at once sleep in poll() beside it.
   if (config_.sharedMemoryYieldRounds >= 0 && planner_.layout().nnodes() > 1) {
     auto bell = Doorbell::bind(handle.magic, rank);

@@ -25,6 +25,7 @@
   X(MATCH_CHECK_MS, "1000", "a call blocked this long asks the other ranks what they called under its number, and fails naming both calls if they differ (0: only at TUTTI_TIMEOUT)") \
   X(MEASURE_LINKS, "1", "1: a communicator of several nodes measures its links at init (latency and rate, inside and between nodes, every rank busy) and its cost model uses the figures; 0: typical values") \
   X(KEEP_CALL_TIMES, "1", "1: rank 0 of a communicator of several nodes keeps its large all-reduces' times in CACHE_DIR at destroy, and the next of the same shape prices algorithms by them (0: neither)") \
+  X(NODE_CORES, "1", "1: network nodes that share one kernel's cores with more ranks than cores (containers, namespaces) each take an even share of them, the threads that make a communicator bound there (as cpusets would); 0: leave affinity alone") \
   X(CHECK_CALLS, "0", "1: before every host-buffer collective, ranks compare kind, count, dtype, op and root (catches mismatches that do not block; costs a small all-gather per call)") \
   X(TRACE_CALLS, "256", "calls each communicator's flight recorder keeps (0: none)") \
   X(TRACE_FILE, "", "write the flight recorder here as JSON lines at destroy and on errors (%h host, %p pid, %r rank; empty: errors go to the log)") \

@@ -8,6 +8,7 @@
 // to pick data0 by prefix, exact name and exclusion, and to fail clearly,
 // naming the interface, when it names one the other nodes cannot reach.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -263,6 +264,54 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
         },
         300);
     EXPECT_EQ(summarize(outcomes), "") << "TUTTI_MEASURE_LINKS=" << measure;
+  }
+}
+
+// The cores this thread may run on, in order.
+std::vector<int> myCores() {
+  cpu_set_t set;
+  std::vector<int> cores;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &set)) cores.push_back(i);
+  return cores;
+}
+
+std::string coreList(const std::vector<int>& cores) {
+  std::string s;
+  for (int c : cores) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return "{" + s + "}";
+}
+
+// Two nodes of two ranks on one kernel: where the 4 ranks outnumber its
+// cores, each node takes half of them in node order (node 0 the first
+// half), its ranks bound there, and calls run as before; with a core for
+// every rank, or TUTTI_NODE_CORES=0, nothing is bound.
+TEST(MultiNodeCores, NodesSharingTheKernelsCoresTakeHalfEach) {
+  SKIP_WITHOUT_NODES(2);
+  for (const char* setting : {"1", "0"}) {
+    auto outcomes = runRanks(
+        4,
+        [setting](const RankContext& ctx) -> std::string {
+          const std::vector<int> before = myCores();
+          tuttiComm_t comm = nullptr;
+          std::string err = initComm(ctx, &comm);
+          if (!err.empty()) return err;
+          const std::vector<int> after = myCores();
+          std::string f = runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, 1 << 16, false, 0, 3});
+          tuttiCommDestroy(comm);
+          const size_t c = before.size(), node = ctx.rank % 2;  // nodeEnv(2): rank r on node r % 2
+          std::vector<int> want = before;
+          if (std::string(setting) == "1" && c >= 2 && c < 4)
+            want = node == 0 ? std::vector<int>(before.begin(), before.begin() + c / 2)
+                             : std::vector<int>(before.begin() + c / 2, before.end());
+          if (after != want)
+            f += "rank " + std::to_string(ctx.rank) + " (node " + std::to_string(node) + ", TUTTI_NODE_CORES=" + setting +
+                 ") runs on cores " + coreList(after) + " after init, " + coreList(before) + " before; want " + coreList(want);
+          return f;
+        },
+        nodeEnv(2, {{"TUTTI_NODE_CORES", setting}}), 300);
+    EXPECT_EQ(summarize(outcomes), "") << "TUTTI_NODE_CORES=" << setting;
   }
 }
 
