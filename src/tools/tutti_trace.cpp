@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/common/json.h"
+#include "src/common/number_ranges.h"
 #include "src/tools/trace_drift.h"
 
 namespace {
@@ -37,16 +38,6 @@ struct Comm {
   std::map<int, std::string> where;  // rank -> "host pid N"
 };
 
-std::string rankList(const std::vector<int>& ranks) {
-  std::string s;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    s += (s.empty() ? "" : ", ") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
-    i = j + 1;
-  }
-  return (ranks.size() == 1 ? "rank " : "ranks ") + s;
-}
 
 // Prints what it finds; true when the ranks part.
 bool report(const std::string& id, const Comm& comm) {
@@ -57,7 +48,7 @@ bool report(const std::string& id, const Comm& comm) {
   for (int r = 0; r < comm.nranks; ++r)
     if (!comm.ranks.count(r)) missing.push_back(r);
   if (!missing.empty()) {
-    std::printf("  no record from %s\n", rankList(missing).c_str());
+    std::printf("  no record from %s\n", tutti::ranksWord(missing).c_str());
     parted = true;
   }
   // The window every rank still holds: from the latest first call to the last call seen.
@@ -75,7 +66,7 @@ bool report(const std::string& id, const Comm& comm) {
     if (bySignature.size() <= 1) continue;
     std::printf("  call #%llu differs:\n", static_cast<unsigned long long>(seq));
     for (const auto& [signature, ranks] : bySignature)
-      std::printf("    %s called %s\n", rankList(ranks).c_str(), signature.c_str());
+      std::printf("    %s called %s\n", tutti::ranksWord(ranks).c_str(), signature.c_str());
     parted = true;
     break;  // later calls follow from the first difference
   }
@@ -85,7 +76,7 @@ bool report(const std::string& id, const Comm& comm) {
     for (const auto& [last, ranks] : byLast) {
       if (last == newest) continue;
       const Call& c = comm.ranks.at(ranks.front()).at(last);
-      std::printf("  %s behind: last call #%llu %s (%s), others reached #%llu", rankList(ranks).c_str(),
+      std::printf("  %s behind: last call #%llu %s (%s), others reached #%llu", tutti::ranksWord(ranks).c_str(),
                   static_cast<unsigned long long>(last), c.signature.c_str(), c.result.c_str(),
                   static_cast<unsigned long long>(newest));
       std::printf(ranks.size() == 1 ? " [%s]\n" : "\n", comm.where.at(ranks.front()).c_str());
@@ -97,7 +88,7 @@ bool report(const std::string& id, const Comm& comm) {
     for (const auto& [seq, c] : calls)
       if (c.result != "ok")
         unended["#" + std::to_string(seq) + " " + c.signature + ": " + c.result].push_back(rank);
-  for (const auto& [what, ranks] : unended) std::printf("  %s: call %s\n", rankList(ranks).c_str(), what.c_str());
+  for (const auto& [what, ranks] : unended) std::printf("  %s: call %s\n", tutti::ranksWord(ranks).c_str(), what.c_str());
   if (!parted) std::printf("  every rank recorded the same calls, up to #%llu\n", static_cast<unsigned long long>(newest));
   return parted;
 }

@@ -283,35 +283,41 @@ std::string coreList(const std::vector<int>& cores) {
   return "{" + s + "}";
 }
 
-// Two nodes of two ranks on one kernel: where the 4 ranks outnumber its
-// cores, each node takes half of them in node order (node 0 the first
-// half), its ranks bound there, and calls run as before; with a core for
-// every rank, or TUTTI_NODE_CORES=0, nothing is bound.
-TEST(MultiNodeCores, NodesSharingTheKernelsCoresTakeHalfEach) {
-  SKIP_WITHOUT_NODES(2);
-  for (const char* setting : {"1", "0"}) {
-    auto outcomes = runRanks(
-        4,
-        [setting](const RankContext& ctx) -> std::string {
-          const std::vector<int> before = myCores();
-          tuttiComm_t comm = nullptr;
-          std::string err = initComm(ctx, &comm);
-          if (!err.empty()) return err;
-          const std::vector<int> after = myCores();
-          std::string f = runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, 1 << 16, false, 0, 3});
-          tuttiCommDestroy(comm);
-          const size_t c = before.size(), node = ctx.rank % 2;  // nodeEnv(2): rank r on node r % 2
-          std::vector<int> want = before;
-          if (std::string(setting) == "1" && c >= 2 && c < 4)
-            want = node == 0 ? std::vector<int>(before.begin(), before.begin() + c / 2)
-                             : std::vector<int>(before.begin() + c / 2, before.end());
-          if (after != want)
-            f += "rank " + std::to_string(ctx.rank) + " (node " + std::to_string(node) + ", TUTTI_NODE_CORES=" + setting +
-                 ") runs on cores " + coreList(after) + " after init, " + coreList(before) + " before; want " + coreList(want);
-          return f;
-        },
-        nodeEnv(2, {{"TUTTI_NODE_CORES", setting}}), 300);
-    EXPECT_EQ(summarize(outcomes), "") << "TUTTI_NODE_CORES=" << setting;
+// 4 ranks of nodes on one kernel: where they outnumber its cores, each node
+// takes its share in node order (2 nodes of 2 ranks: node 0 the first half
+// of the cores; 4 nodes of 1 rank on 2 cores: nodes 0-1 the first core), its
+// ranks bound there, and calls run as before; with a core for every rank,
+// or TUTTI_NODE_CORES=0, nothing is bound.
+TEST(MultiNodeCores, NodesSharingTheKernelsCoresTakeAShareEach) {
+  SKIP_WITHOUT_NODES(4);
+  for (int nodes : {2, 4}) {
+    for (const char* setting : {"1", "0"}) {
+      auto outcomes = runRanks(
+          4,
+          [setting, nodes](const RankContext& ctx) -> std::string {
+            const std::vector<int> before = myCores();
+            tuttiComm_t comm = nullptr;
+            std::string err = initComm(ctx, &comm);
+            if (!err.empty()) return err;
+            const std::vector<int> after = myCores();
+            std::string f =
+                runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, 1 << 16, false, 0, 3});
+            tuttiCommDestroy(comm);
+            const size_t c = before.size(), node = ctx.rank % nodes;  // nodeEnv: rank r on node r % nodes
+            std::vector<int> want = before;
+            if (std::string(setting) == "1" && nodes == 2 && c >= 2 && c < 4)
+              want = node == 0 ? std::vector<int>(before.begin(), before.begin() + c / 2)
+                               : std::vector<int>(before.begin() + c / 2, before.end());
+            if (std::string(setting) == "1" && nodes == 4 && c == 2) want = {before[node / 2]};
+            if (after != want)
+              f += "rank " + std::to_string(ctx.rank) + " (node " + std::to_string(node) + " of " +
+                   std::to_string(nodes) + ", TUTTI_NODE_CORES=" + setting + ") runs on cores " + coreList(after) +
+                   " after init, " + coreList(before) + " before; want " + coreList(want);
+            return f;
+          },
+          nodeEnv(nodes, {{"TUTTI_NODE_CORES", setting}}), 300);
+      EXPECT_EQ(summarize(outcomes), "") << nodes << " nodes, TUTTI_NODE_CORES=" << setting;
+    }
   }
 }
 

@@ -6,15 +6,19 @@
 #include <cerrno>
 #include <cstring>
 
+#include "src/common/number_ranges.h"
+
 namespace tutti {
 
 std::vector<int> nodeCoreShare(const std::vector<int>& available, const std::vector<int>& nodes, int node,
                                int ranks) {
   const int m = static_cast<int>(nodes.size()), c = static_cast<int>(available.size());
   const auto at = std::find(nodes.begin(), nodes.end(), node);
-  if (m < 2 || m > c || ranks <= c || at == nodes.end()) return {};
+  if (m < 2 || c == 0 || ranks <= c || at == nodes.end()) return {};
   const int k = static_cast<int>(at - nodes.begin());
-  return std::vector<int>(available.begin() + k * c / m, available.begin() + (k + 1) * c / m);
+  if (m <= c) return std::vector<int>(available.begin() + k * c / m, available.begin() + (k + 1) * c / m);
+  if (m % c != 0) return {};  // some cores would carry more nodes than others
+  return {available[k / (m / c)]};
 }
 
 std::vector<int> threadCores() {
@@ -36,17 +40,6 @@ Status bindThreadTo(const std::vector<int>& cores) {
   return Status::Ok();
 }
 
-std::string describeCores(const std::vector<int>& cores) {
-  std::string out;
-  for (size_t i = 0; i < cores.size();) {
-    size_t j = i;
-    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
-    if (!out.empty()) out += ",";
-    out += std::to_string(cores[i]);
-    if (j > i) out += "-" + std::to_string(cores[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string describeCores(const std::vector<int>& cores) { return numberRanges(cores, ","); }
 
 }  // namespace tutti

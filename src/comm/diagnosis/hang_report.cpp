@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/dtype.h"
+#include "src/common/number_ranges.h"
 #include "src/plan/plan.h"
 
 namespace tutti {
@@ -20,23 +21,6 @@ bool reduces(int collective) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }
 
-// "1, 3-5, 8"
-std::string rankList(const std::vector<int>& ranks) {
-  std::string s;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!s.empty()) s += ", ";
-    s += std::to_string(ranks[i]);
-    if (j > i) s += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
-std::string ranksWord(const std::vector<int>& ranks) {
-  return (ranks.size() == 1 ? "rank " : "ranks ") + rankList(ranks);
-}
 
 std::string whoIs(int rank, const HangPeer& p) {
   std::string state = "not answering";

@@ -29,9 +29,17 @@ TEST(NodeCoreShare, CutsEvenlyInNodeOrderOverTheCoresGiven) {
   EXPECT_EQ(all, Cores({0, 1, 2, 3}));
 }
 
+TEST(NodeCoreShare, MoreNodesThanCoresTakeAsManyNodesACore) {
+  EXPECT_EQ(nodeCoreShare({0, 1}, {0, 1, 2, 3}, 0, 4), Cores({0}));
+  EXPECT_EQ(nodeCoreShare({0, 1}, {0, 1, 2, 3}, 1, 4), Cores({0}));
+  EXPECT_EQ(nodeCoreShare({0, 1}, {0, 1, 2, 3}, 2, 4), Cores({1}));
+  EXPECT_EQ(nodeCoreShare({0, 1}, {0, 1, 2, 3}, 3, 4), Cores({1}));
+  EXPECT_EQ(nodeCoreShare({4, 6, 7}, {0, 1, 2, 3, 4, 5}, 5, 12), Cores({7}));
+}
+
 TEST(NodeCoreShare, LeavesTheCoresSharedWhereACutWouldNotHelp) {
   EXPECT_TRUE(nodeCoreShare({0, 1}, {0}, 0, 4).empty()) << "one node: its ranks share them already";
-  EXPECT_TRUE(nodeCoreShare({0, 1}, {0, 1, 2}, 0, 6).empty()) << "more nodes than cores";
+  EXPECT_TRUE(nodeCoreShare({0, 1}, {0, 1, 2}, 0, 6).empty()) << "3 nodes on 2 cores: one core would carry two";
   EXPECT_TRUE(nodeCoreShare({0, 1, 2, 3}, {0, 1}, 0, 4).empty()) << "a core for every rank";
   EXPECT_TRUE(nodeCoreShare({0, 1}, {0, 1}, 5, 4).empty()) << "a node not among them";
   EXPECT_TRUE(nodeCoreShare({}, {0, 1}, 0, 4).empty());
