@@ -104,13 +104,16 @@ def report(mode, backend, p, times):
 
 
 def main():
+    # The cores the job's ranks share, read before tutti's init binds each
+    # namespace node's ranks to its share of them (TUTTI_NODE_CORES).
+    cores = len(os.sched_getaffinity(0))
     dist.init_process_group("tutti")
     gloo = dist.new_group(backend="gloo")
     groups = {"tutti": dist.group.WORLD, "gloo": gloo}
     params = sum(p.numel() for p in make_model(CONFIG).parameters())
     if dist.get_rank() == 0:
         print(json.dumps({"world": dist.get_world_size(), "parameters": params, "rows_per_rank": ROWS_PER_RANK,
-                          "cores": len(os.sched_getaffinity(0)),
+                          "cores": cores,
                           "config": CONFIG.__dict__, "timed_steps": TIMED}), flush=True)
     # One untimed round first: the first model a process builds and trains
     # pays for memory and threads the later ones find ready.
