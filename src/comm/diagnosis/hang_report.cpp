@@ -21,7 +21,6 @@ bool reduces(int collective) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }
 
-
 std::string whoIs(int rank, const HangPeer& p) {
   std::string state = "not answering";
   if (p.progress.answered) {
