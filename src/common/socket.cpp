@@ -103,6 +103,18 @@ Result<Socket> Socket::listen(const SocketAddress& addr) {
   return s;
 }
 
+size_t Socket::segmentBytes() const {
+  int mss = 0;
+  socklen_t len = sizeof(mss);
+  if (getsockopt(fd_, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0 || mss <= 0) return 0;
+  return static_cast<size_t>(mss);
+}
+
+void Socket::delayAcks() {
+  int off = 0;
+  setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &off, sizeof(off));
+}
+
 SocketAddress Socket::boundAddress() const {
   SocketAddress a;
   a.length = sizeof(a.storage);

@@ -53,6 +53,15 @@ class Socket {
   Result<size_t> trySend(const void* data, size_t bytes);
   Result<size_t> tryRecv(void* data, size_t bytes);
 
+  // The largest segment this connection sends or receives (TCP_MAXSEG).
+  size_t segmentBytes() const;
+  // Lets the kernel hold back the ACK of small segments until this end sends
+  // or another segment arrives (TCP_QUICKACK off). A socket that only reads
+  // never sends, so without this every small message read costs a packet
+  // back; the kernel drops the setting again when its delayed-ACK timer
+  // fires, so a reader sets it after each short read.
+  void delayAcks();
+
   SocketAddress boundAddress() const;
   const SocketAddress& peerAddress() const { return peer_; }
   int fd() const { return fd_; }

@@ -302,6 +302,8 @@ void SocketRecvConnection::attach(std::vector<Socket> sockets) {
   for (size_t i = 0; i < sockets.size(); ++i) {
     streams_[i].socket = std::move(sockets[i]);
     streams_[i].ahead.reset(new char[kReadAheadBytes]);
+    streams_[i].segmentBytes = streams_[i].socket.segmentBytes();
+    streams_[i].socket.delayAcks();
   }
   if (config_.threads > 0) driver_.start(config_.threads, [this](int t) { return pumpThread(t); });
 }
@@ -375,6 +377,7 @@ bool SocketRecvConnection::pump(int i, Status* error) {
     }
     drained = static_cast<size_t>(r) < want;
     moved = true;
+    if (static_cast<size_t>(r) < s.segmentBytes) s.socket.delayAcks();
     return r;
   };
   // Fills [dst, dst + want) from the bytes read ahead, then from the socket:

@@ -139,6 +139,9 @@ class SocketRecvConnection final : public RecvConnection {
     size_t offset = 0;
     uint64_t header = 0;
     bool blocked = false;
+    // A read shorter than this (the connection's segment) leaves the
+    // kernel's ACK to wait (Socket::delayAcks); a longer one is ACKed anyway.
+    size_t segmentBytes = 0;
     Status error;  // this stream is done: closed, failed, or a failure notice came
     // Bytes read past the piece in hand: [aheadBegin, aheadEnd) of `ahead`.
     std::unique_ptr<char[]> ahead;
