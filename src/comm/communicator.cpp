@@ -109,8 +109,8 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
   TUTTI_ASSIGN_OR_RETURN(auto transports, createTransports(topts));
   TUTTI_INFO(kSubsysInit, "rank %d: network transport %s (%s)", rank, netName(config_.net),
              tunableString("NET").empty() ? "the fastest usable here" : "TUTTI_NET");
-  cpu_set_t cpus;
-  int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  const std::vector<int> myCores = threadCores();
+  const int cores = std::max<int>(1, static_cast<int>(myCores.size()));
   TUTTI_RETURN_IF_ERROR(gatherLayout(topo, ifaces, cores));
   clock.lap("exchange");
   int localRanks = static_cast<int>(planner_.layout().ranksOf(planner_.layout().nodeOf(rank)).size());
@@ -133,7 +133,7 @@ Status Communicator::init(const BootstrapHandle& handle, int nranks, int rank,
       if (peers()[r].coresHash == peers()[rank].coresHash) nodes.push_back(layout.nodeOf(r));
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    const std::vector<int> share = nodeCoreShare(threadCores(), nodes, layout.nodeOf(rank), sharingCores);
+    const std::vector<int> share = nodeCoreShare(myCores, nodes, layout.nodeOf(rank), sharingCores);
     if (!share.empty()) {
       const Status bound = bindThreadTo(share);
       const std::string note = bound.ok() ? "" : " (not bound: " + bound.message() + ")";

@@ -8,7 +8,6 @@
 // to pick data0 by prefix, exact name and exclusion, and to fail clearly,
 // naming the interface, when it names one the other nodes cannot reach.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "src/comm/cores/node_cores.h"
+#include "src/common/number_ranges.h"
 #include "tests/collectives/collective_cases.h"
 #include "tests/harness/files.h"
 #include "tests/harness/emulated_case_device.h"
@@ -267,21 +268,7 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
   }
 }
 
-// The cores this thread may run on, in order.
-std::vector<int> myCores() {
-  cpu_set_t set;
-  std::vector<int> cores;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int i = 0; i < CPU_SETSIZE; ++i)
-      if (CPU_ISSET(i, &set)) cores.push_back(i);
-  return cores;
-}
-
-std::string coreList(const std::vector<int>& cores) {
-  std::string s;
-  for (int c : cores) s += (s.empty() ? "" : ",") + std::to_string(c);
-  return "{" + s + "}";
-}
+std::string coreList(const std::vector<int>& cores) { return "{" + tutti::numberRanges(cores, ",") + "}"; }
 
 // 4 ranks of nodes on one kernel: where they outnumber its cores, each node
 // takes its share in node order (2 nodes of 2 ranks: node 0 the first half
@@ -295,11 +282,11 @@ TEST(MultiNodeCores, NodesSharingTheKernelsCoresTakeAShareEach) {
       auto outcomes = runRanks(
           4,
           [setting, nodes](const RankContext& ctx) -> std::string {
-            const std::vector<int> before = myCores();
+            const std::vector<int> before = tutti::threadCores();
             tuttiComm_t comm = nullptr;
             std::string err = initComm(ctx, &comm);
             if (!err.empty()) return err;
-            const std::vector<int> after = myCores();
+            const std::vector<int> after = tutti::threadCores();
             std::string f =
                 runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, tuttiFloat32, tuttiSum, 1 << 16, false, 0, 3});
             tuttiCommDestroy(comm);

@@ -1,7 +1,7 @@
 # Samples the core of each tutti-perf rank (RANK in its environment) every 5 ms until they exit (sampled.sh).
 # Prints: the share of samples where ranks 0,1 share a CPU and 2,3 share one ("same"),
 # where neither pair does ("split"), and mixed.
-import os, sys, time
+import os, time
 def ranks():
     found = {}
     for p in os.listdir('/proc'):
