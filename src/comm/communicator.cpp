@@ -348,6 +348,9 @@ Status Communicator::measureLinkCosts() {
                k.kept[p] ? ", with earlier runs' calls" : "");
       calibrated += point;
     }
+    char draws[40];
+    snprintf(draws, sizeof(draws), ", slow draws %.2fx", k.slowDraw);
+    calibrated += draws;
   }
   TUTTI_INFO(kSubsysInit | kSubsysTuning,
              "rank %d: links measured with every rank busy: inside nodes %.1f us, %.2f GB/s a stream; "

@@ -127,6 +127,7 @@ TuneContext restrictedTo(const TuneContext& t, Algorithm a) {
   TuneContext only = t;
   only.filter = AlgoFilter::parse(algorithmEntry(a).name).value();
   only.slowDrawFactor = 1;  // measured times are typical ones
+  for (TuneContext::Calibration& k : only.allReduce) k.slowDraw = 0;
   return only;
 }
 
@@ -216,7 +217,11 @@ TuneChoice tune(const TuneContext& t, Collective c, size_t bytes, bool onDevice)
     }
   }
   if (best.predictedUs < 0) best = {Algorithm::kRing, t.channelsForced ? t.maxChannels : 1, t.maxChunkBytes, 0};
-  if (!onDevice) best.predictedUs *= t.slowDrawFactor;
+  if (!onDevice) {
+    const int i = static_cast<int>(best.algorithm);
+    const bool own = c == Collective::kAllReduce && i < kNumAlgorithms && t.allReduce[i].slowDraw > 0;
+    best.predictedUs *= own ? t.allReduce[i].slowDraw : t.slowDrawFactor;
+  }
   return best;
 }
 

@@ -76,6 +76,7 @@ struct TuneContext {
   // and every prediction carries this factor: ranked by each algorithm's
   // own mean at 1 MiB, 3 x 2 namespace nodes chose trees for 4-64 MiB calls
   // at 1.1-1.5x halving-doubling's time (bench/results/calibration_mean.md).
+  // An all-reduce algorithm init timed carries its own (Calibration::slowDraw).
   double slowDrawFactor = 1;
   // Measured (src/comm/tuning/link_probe.h): an all-reduce's time by algorithm at
   // a few sizes, over what the model predicted for it. Ranks sharing cores
@@ -94,6 +95,13 @@ struct TuneContext {
     double ratio[kMaxPoints] = {};  // measured / predicted
     double calls[kMaxPoints] = {};  // how many calls `us` is the typical time of
     bool kept[kMaxPoints] = {};     // earlier runs' calls are in it
+    // Its calls' mean over their typical time at init (slowDrawFactor's
+    // reading of this algorithm's runs alone; 0: not measured). The slow
+    // draws differ by algorithm: on 4 x 1 namespace nodes with 4 Gbit/s
+    // links, recursive doubling's small calls took 1.2-1.4x their typical
+    // time, rings and halving-doubling 1.0-1.1x, the machine's median
+    // 1.11x (bench/results/slow_draws_by_algorithm.md).
+    double slowDraw = 0;
   };
   Calibration allReduce[kNumAlgorithms];
 

@@ -254,6 +254,10 @@ TEST(MultiNodeTuning, LinksAreMeasuredAtInitAndCallsLogTimeBesidePrediction) {
             f += "the measured figures are not all positive: " + text.substr(at, 200);
           if (text.find("all-reduce measured over predicted by ring 8 B") == std::string::npos)
             f += "no all-reduce calibration in the log; ";
+          const size_t draws = text.find(", slow draws ", at);
+          double own = 0;
+          if (draws == std::string::npos || sscanf(text.c_str() + draws, ", slow draws %lfx", &own) != 1 || own < 1)
+            f += "no algorithm's own slow draws (at least 1x) in the calibration; ";
           if (text.find(" took ") == std::string::npos || text.find("us (predicted ") == std::string::npos)
             f += "no call logged its time beside the prediction; ";
           return f;

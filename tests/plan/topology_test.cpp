@@ -540,6 +540,32 @@ TEST(Tuner, SlowDrawsRaiseEveryHostPredictionAndMoveNoChoice) {
   }
 }
 
+// An all-reduce algorithm init timed carries its own slow draws in place
+// of the machine's; other collectives, and algorithms init did not time,
+// keep the machine's. Still no choice moves.
+TEST(Tuner, AnAlgorithmsOwnSlowDrawsPriceItsAllReduces) {
+  const TuneContext plain = contextFor(4, 1);
+  TuneContext slow = plain;
+  slow.slowDrawFactor = 1.1;
+  const Algorithm rd = Algorithm::kRecursiveDoubling;
+  slow.allReduce[static_cast<int>(rd)].slowDraw = 1.4;
+  bool sawRd = false, sawOther = false;
+  for (size_t bytes = 8; bytes <= (size_t(64) << 20); bytes *= 8) {
+    const TuneChoice a = tune(plain, Collective::kAllReduce, bytes), b = tune(slow, Collective::kAllReduce, bytes);
+    EXPECT_EQ(a.algorithm, b.algorithm) << bytes;
+    EXPECT_DOUBLE_EQ(b.predictedUs, (a.algorithm == rd ? 1.4 : 1.1) * a.predictedUs) << bytes;
+    (a.algorithm == rd ? sawRd : sawOther) = true;
+    const TuneChoice g = tune(slow, Collective::kAllGather, bytes);
+    EXPECT_DOUBLE_EQ(g.predictedUs, 1.1 * tune(plain, Collective::kAllGather, bytes).predictedUs) << bytes;
+  }
+  EXPECT_TRUE(sawRd && sawOther) << "the sizes should span recursive doubling and another algorithm";
+  // What a calibration sets its measurements against has none.
+  const TuneContext only = restrictedTo(slow, rd);
+  EXPECT_DOUBLE_EQ(only.allReduce[static_cast<int>(rd)].slowDraw, 0.0);
+  EXPECT_DOUBLE_EQ(tune(only, Collective::kAllReduce, 8).predictedUs,
+                   tune(restrictedTo(plain, rd), Collective::kAllReduce, 8).predictedUs);
+}
+
 // Two-level: when a node's link is what limits, its ranks reduce-scatter
 // inside the node first, so the link carries the buffer once a round
 // instead of once from every rank; the smallest calls keep recursive

@@ -134,6 +134,7 @@ void addKeptCalls(const std::vector<KeptCall>& kept, TuneContext* t) {
     TuneContext model = restrictedTo(*t, static_cast<Algorithm>(a));
     model.allReduce[a] = {};
     TuneContext::Calibration merged;
+    merged.slowDraw = k.slowDraw;
     for (Point& p : points) {
       if (p.kept) {
         const double predicted = tune(model, Collective::kAllReduce, static_cast<size_t>(p.bytes)).predictedUs;

@@ -209,6 +209,9 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
     const AlgorithmEntry& entry = algorithmEntry(static_cast<Algorithm>(i));
     const std::array<double, kPoints> bytes = sizesOf(entry);
     TuneContext::Calibration k;
+    std::vector<std::pair<double, double>> own;
+    for (const Seen& s : all)
+      for (int p = 0; p < kPoints; ++p) own.emplace_back(s.us[i][p], s.meanUs[i][p]);
     for (int p = 0; p < kPoints; ++p) {
       std::vector<double> us;
       for (const Seen& s : all) us.push_back(s.us[i][p]);
@@ -221,6 +224,7 @@ Status calibrateAllReduce(Communicator& comm, TuneContext* tuning) {
                                    static_cast<size_t>(bytes[p])).predictedUs;
       k.points = p + 1;
     }
+    if (k.points > 0) k.slowDraw = slowDrawFactor(own);
     tuning->allReduce[i] = k;
   }
   comm.setTuning(*tuning);

@@ -256,6 +256,15 @@ TEST(KeptCalls, AKeptTimeIsTypicalBesideTheSlowDraws) {
   TuneContext hdOnly = t;
   hdOnly.filter = AlgoFilter::parse("hd").value();
   EXPECT_NEAR(tune(hdOnly, Collective::kAllReduce, 4 << 20).predictedUs, 1.3 * 5000, 1e-6);
+  // An algorithm's own slow draws, measured at init, stay with it.
+  TuneContext own = fourNodesOfOneRank(7.5, 1.83);
+  calibrate(&own, Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {0.7, 1.2, 0.9, 1.0});
+  own.slowDrawFactor = 1.3;
+  own.allReduce[static_cast<int>(Algorithm::kHalvingDoubling)].slowDraw = 1.05;
+  addKeptCalls({call(Algorithm::kHalvingDoubling, 4 << 20, 5000, 16)}, &own);
+  EXPECT_DOUBLE_EQ(own.allReduce[static_cast<int>(Algorithm::kHalvingDoubling)].slowDraw, 1.05);
+  own.filter = AlgoFilter::parse("hd").value();
+  EXPECT_NEAR(tune(own, Collective::kAllReduce, 4 << 20).predictedUs, 1.05 * 5000, 1e-6);
 }
 
 const char* const kShape = "v1; 4 rank(s) on 4 node(s): [0] [1] [2] [3]; 4 rank(s) on 2 core(s)";
