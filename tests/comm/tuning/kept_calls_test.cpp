@@ -267,6 +267,28 @@ TEST(KeptCalls, AKeptTimeIsTypicalBesideTheSlowDraws) {
   EXPECT_NEAR(tune(own, Collective::kAllReduce, 4 << 20).predictedUs, 1.05 * 5000, 1e-6);
 }
 
+// A price carried past an algorithm's last measured size wins a near tie
+// against one measured at the call's size only by a margin: a ring kept at
+// 16 MiB 2% dearer than halving-doubling's price from its 1 MiB keeps the
+// call; 10% dearer, it hands it on. Either way the prediction is the price.
+TEST(KeptCalls, AMeasuredPriceKeepsANearTieAgainstACarriedOne) {
+  TuneContext t = fourNodesOfOneRank(9.2, 0.49);
+  calibrate(&t, Algorithm::kRing, {8, 256, 1 << 20, 4 << 20}, {1, 1, 1, 1});
+  calibrate(&t, Algorithm::kHalvingDoubling, {8, 256, 64 << 10, 1 << 20}, {1, 1, 1, 1});
+  t.filter = AlgoFilter::parse("ring,hd").value();
+  const size_t bytes = 16 << 20;
+  const double hd = priceOf(t, Algorithm::kHalvingDoubling, bytes);
+  for (double over : {1.02, 1.10}) {
+    TuneContext k = t;
+    addKeptCalls({call(Algorithm::kRing, bytes, hd * over, 16)}, &k);
+    ASSERT_NEAR(priceOf(k, Algorithm::kRing, bytes), hd * over, 1e-6 * hd);
+    ASSERT_NEAR(priceOf(k, Algorithm::kHalvingDoubling, bytes), hd, 1e-6 * hd);
+    const TuneChoice c = tune(k, Collective::kAllReduce, bytes);
+    EXPECT_EQ(c.algorithm, over < 1.05 ? Algorithm::kRing : Algorithm::kHalvingDoubling) << over;
+    EXPECT_NEAR(c.predictedUs, over < 1.05 ? hd * over : hd, 1e-6 * hd) << over;
+  }
+}
+
 const char* const kShape = "v1; 4 rank(s) on 4 node(s): [0] [1] [2] [3]; 4 rank(s) on 2 core(s)";
 
 TEST(KeptCalls, FileRoundTripsAndNamesItsShape) {
