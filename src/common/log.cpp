@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -76,16 +77,26 @@ void write(LogLevel level, uint32_t subsys, const char* fmt, ...) {
   (void)subsys;
   static char host[64] = {0};
   if (!host[0]) gethostname(host, sizeof(host) - 1);
-  char line[2048];
-  int n = snprintf(line, sizeof(line), "%s:%d:%ld [%d] tutti %s ", host, getpid(),
-                   static_cast<long>(syscall(SYS_gettid)), tRank, levelName(level));
-  va_list ap;
+  char head[160];
+  const int n = snprintf(head, sizeof(head), "%s:%d:%ld [%d] tutti %s ", host, getpid(),
+                         static_cast<long>(syscall(SYS_gettid)), tRank, levelName(level));
+  std::string line(head, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof(head) - 1) : 0);
+  // As long as the message is: init's calibration line runs past 2 KiB
+  // with every algorithm's kept sizes, and a cut line loses its end.
+  va_list ap, measure;
   va_start(ap, fmt);
-  if (n > 0 && n < static_cast<int>(sizeof(line)))
-    vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+  va_copy(measure, ap);
+  const int body = vsnprintf(nullptr, 0, fmt, measure);
+  va_end(measure);
+  if (body > 0) {
+    const size_t at = line.size();
+    line.resize(at + static_cast<size_t>(body) + 1);
+    vsnprintf(&line[at], static_cast<size_t>(body) + 1, fmt, ap);
+    line.resize(at + static_cast<size_t>(body));
+  }
   va_end(ap);
   std::lock_guard<std::mutex> lock(gMutex);
-  fprintf(gFile ? gFile : stderr, "%s\n", line);
+  fprintf(gFile ? gFile : stderr, "%s\n", line.c_str());
   fflush(gFile ? gFile : stderr);
 }
 
