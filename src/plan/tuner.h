@@ -98,9 +98,9 @@ struct TuneContext {
     // Its calls' mean over their typical time at init (slowDrawFactor's
     // reading of this algorithm's runs alone; 0: not measured). The slow
     // draws differ by algorithm: on 4 x 1 namespace nodes with 4 Gbit/s
-    // links, recursive doubling's small calls took 1.2-1.4x their typical
-    // time, rings and halving-doubling 1.0-1.1x, the machine's median
-    // 1.11x (bench/results/slow_draws_by_algorithm.md).
+    // links, init timed recursive doubling's calls at 1.27-1.33x their
+    // typical time, rings' and halving-doubling's at 1.03-1.05x, the
+    // machine's median 1.11-1.12x (bench/results/slow_draws_by_algorithm.md).
     double slowDraw = 0;
   };
   Calibration allReduce[kNumAlgorithms];

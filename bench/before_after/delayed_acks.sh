@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Receiving sockets before and after they keep the kernel's delayed ACKs:
+# tutti-perf at BEFORE and AFTER (git worktrees, host code only) on
+# namespace nodes (tests/multinode/netns.sh), 4 nodes x 1 rank and 2 x 2,
+# veth as it is and shaped to 4 Gbit/s, float32 sum all-reduce 8 B to 16 MiB,
+# ROUNDS launches of each in turn, each with a cache of its own kept across
+# rounds (as across_nodes.sh keeps one). Also counts the segments node 0
+# sent that carried no data (ACKs, window updates) per 8-byte call: two
+# launches of different lengths, the difference over the calls between them.
+# Prints markdown: per launch, out-of-place us a call and the algorithm.
+#   bench/before_after/delayed_acks.sh [ROUNDS] [BEFORE] [AFTER]     (root)
+set -euo pipefail
+rounds=${1:-3}
+before=${2:-365ce94}
+after=${3:-HEAD}
+repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+work=$(mktemp -d /tmp/tutti-acks.XXXXXX)
+prefix=tutti-x
+netns=$repo/tests/multinode/netns.sh
+trap '"$netns" down 4 $prefix >/dev/null 2>&1 || true
+      for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done
+      rm -rf "$work"' EXIT
+
+source "$repo/bench/before_after/worktree_build.sh"
+build_at before "$before" -DTUTTI_ENABLE_CUDA=OFF
+build_at after "$after" -DTUTTI_ENABLE_CUDA=OFF
+source "$repo/bench/node_ranks.sh"
+
+# launch TAG NODES PER CSV ARGS...
+launch() {
+  local t=$1 nodes=$2 per=$3 csv=$4
+  shift 4
+  node_ranks $prefix "$nodes" "$per" "$csv" TUTTI_CACHE_DIR="$work/cache.$t.$nodes.$rate" \
+    "$work/$t/build/bench/tutti-perf" "$@"
+}
+# Segments without data node 0 sent during a launch of N 8-byte calls (twice: out of and in place).
+bare_segments() {
+  local t=$1 nodes=$2 per=$3 n=$4
+  ip netns exec $prefix-n0 nstat -n >/dev/null
+  launch "$t" "$nodes" "$per" "$work/seg.csv" -b 8 -e 8 -n "$n" -w 100 >/dev/null
+  ip netns exec $prefix-n0 nstat | awk '$1=="TcpOutSegs"{o=$2} $1=="TcpExtTCPOrigDataSent"{d=$2} END{print o-d}'
+}
+
+for rate in none 4gbit; do
+  shaped=""
+  [ $rate != none ] && shaped=$rate
+  "$netns" up 4 $prefix $shaped >/dev/null
+  for layout in "4 1" "2 2"; do
+    read -r nodes per <<<"$layout"
+    echo
+    echo "### $nodes x $per, $rate"
+    echo
+    echo "| round | library | 8 B | 64 B | 512 B | 4 KiB | 32 KiB | 256 KiB | 2 MiB | 16 MiB | segments without data per call |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    for ((i = 1; i <= rounds; i++)); do
+      for t in before after; do
+        launch $t "$nodes" "$per" "$work/$t.csv" -b 8 -e 16M -f 8 -n 20 -w 5 >/dev/null
+        cells=$(awk -F, '$8=="out-of-place"{printf "%.1f %s | ", $9, $13}' "$work/$t.csv")
+        short=$(bare_segments $t "$nodes" "$per" 200)
+        long=$(bare_segments $t "$nodes" "$per" 2200)
+        echo "| $i | $t | ${cells}$(awk -v s="$short" -v l="$long" 'BEGIN{printf "%.2f", (l - s) / 4000}') |"
+      done
+    done
+  done
+  "$netns" down 4 $prefix >/dev/null
+done
