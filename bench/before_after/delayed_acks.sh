@@ -14,16 +14,9 @@ rounds=${1:-3}
 before=${2:-365ce94}
 after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-work=$(mktemp -d /tmp/tutti-acks.XXXXXX)
 prefix=tutti-x
-netns=$repo/tests/multinode/netns.sh
-trap '"$netns" down 4 $prefix >/dev/null 2>&1 || true
-      for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done
-      rm -rf "$work"' EXIT
-
 source "$repo/bench/before_after/worktree_build.sh"
-build_at before "$before" -DTUTTI_ENABLE_CUDA=OFF
-build_at after "$after" -DTUTTI_ENABLE_CUDA=OFF
+build_before_after_on_nodes "$before" "$after" 4 $prefix
 source "$repo/bench/node_ranks.sh"
 
 # launch TAG NODES PER CSV ARGS...

@@ -10,16 +10,9 @@ rounds=${1:-3}
 before=${2:-b3c4db4}
 after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
-work=$(mktemp -d /tmp/tutti-spin.XXXXXX)
 prefix=tutti-sp
-netns=$repo/tests/multinode/netns.sh
-trap '"$netns" down 2 $prefix >/dev/null 2>&1 || true
-      for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done
-      rm -rf "$work"' EXIT
-
 source "$repo/bench/before_after/worktree_build.sh"
-build_at before "$before" -DTUTTI_ENABLE_CUDA=OFF
-build_at after "$after" -DTUTTI_ENABLE_CUDA=OFF
+build_before_after_on_nodes "$before" "$after" 2 $prefix
 "$netns" up 2 $prefix >/dev/null
 source "$repo/tests/multinode/netns_ranks.sh"
 

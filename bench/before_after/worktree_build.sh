@@ -19,3 +19,16 @@ build_before_after() {
   build_at before "$1"
   build_at after "$2"
 }
+
+# build_before_after_on_nodes BEFORE AFTER NODES PREFIX: as build_before_after,
+# host code only, for runs on namespace nodes PREFIX-n0.. (netns.sh, $netns),
+# which are taken down on exit with the worktrees.
+build_before_after_on_nodes() {
+  work=$(mktemp -d /tmp/tutti-before-after.XXXXXX)
+  netns=$repo/tests/multinode/netns.sh
+  trap '"$netns" down '"$3"' '"$4"' >/dev/null 2>&1 || true
+        for t in before after; do git -C "$repo" worktree remove --force "$work/$t" 2>/dev/null || true; done
+        rm -rf "$work"' EXIT
+  build_at before "$1" -DTUTTI_ENABLE_CUDA=OFF
+  build_at after "$2" -DTUTTI_ENABLE_CUDA=OFF
+}
