@@ -177,7 +177,7 @@ bool measuredNear(const TuneContext& t, Collective c, Algorithm a, size_t bytes)
 // measured near the call's size by this much to win: on 4 x 1 namespace
 // nodes with 4 Gbit/s links, halving-doubling priced from its 2 MiB a
 // little below a ring's kept 16 MiB took 77 ms where the ring took 53
-// (bench/results/across_nodes.md, stop 73). Where every price is carried
+// (bench/results/slow_draws_by_algorithm.md). Where every price is carried
 // (a new cluster's large calls) the ranking is as before.
 constexpr double kCarriedPriceMargin = 1.05;
 

@@ -1,6 +1,6 @@
-// A socket that only receives sends nothing the sender's data could carry
-// its ACKs on, so the kernel answers each small chunk read with a packet of
-// its own; on a busy node each costs both ends a wake-up. The receiving end
+// A socket that only receives sends no data its ACKs could ride on, so the
+// kernel answers each small chunk read with a packet of its own; on a busy
+// node each costs both ends a wake-up. The receiving end
 // keeps the kernel's delayed ACKs (Socket::delayAcks), so small chunks read
 // one by one are answered at most every other one.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
