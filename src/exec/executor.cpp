@@ -45,6 +45,8 @@ struct Cursor {
   bool resolved = false;
   bool drained = false;  // finished, and everything it sent has left this process
   bool otherCall = false;  // a chunk arrived with another size or tag than this call's
+  size_t firstOfWork = 0;  // the index of its work's first cursor (ChannelProgram::gates)
+  bool gated = false;      // its phase waits on another program of its work
   // What it waits for, for error messages and health checks.
   int waitPeer = -1;
   bool waitIsRecv = false;
@@ -132,6 +134,9 @@ class Run {
   // the one the cursor waits on) in the direction given.
   Status fail(Cursor& c, const Status& cause, int peer = -1, bool sending = false);
   bool eligible(size_t index) const;
+  // Whether the cursor's phase may start: every program it waits on
+  // (ChannelProgram::gates) has finished the phases it needs.
+  bool gateOpen(const Cursor& c) const;
   Status checkAbort();  // the communicator was aborted or revoked
   Status checkHealth();
   // A kRecvAll* step waits on the first rank whose chunk is missing, but
@@ -418,6 +423,13 @@ Status Run::fail(Cursor& c, const Status& cause, int peer, bool sending) {
 Advance Run::advance(Cursor& c, Status* error) {
   const size_t es = dtypeSize(c.work->dtype);
   while (!c.finished()) {
+    if (c.iteration == 0 && c.step == c.phaseBegin && !c.program->gates.empty()) {
+      c.gated = !gateOpen(c);
+      if (c.gated) {
+        c.waitPeer = -1;  // waits on this rank: neither a peer to blame nor one to sleep on
+        return Advance::kBlocked;
+      }
+    }
     const Step& s = c.program->steps[c.step];
     const size_t chunk = c.chunk;  // the phase's
     const size_t offset = c.iteration * chunk;
@@ -513,6 +525,15 @@ bool Run::sendAhead(Cursor& c, Status* error) {
     sent = true;
   }
   return sent;
+}
+
+bool Run::gateOpen(const Cursor& c) const {
+  for (const ChannelProgram::Gate& g : c.program->gates) {
+    if (g.phase != c.phase) continue;
+    const Cursor& other = cursors_[c.firstOfWork + g.program];
+    if (!other.finished() && other.phase < g.afterPhases) return false;
+  }
+  return true;
 }
 
 // A Work may start once no earlier unfinished Work shares one of its connections.
@@ -657,7 +678,7 @@ bool Run::gatherWaits(Waits* w) {
       if (!c.drained) return false;
       continue;
     }
-    if (!eligible(i)) continue;  // waits on an earlier cursor of this rank
+    if (!eligible(i) || c.gated) continue;  // waits on another cursor of this rank
     if (c.waitPeer < 0 || w->nfds == WakeWord::kMaxWords || w->nwords == WakeWord::kMaxWords) return false;
     const int fd = c.waitIsRecv ? (c.recv ? c.recv->pollFd() : -1) : (c.send ? c.send->pollFd() : -1);
     if (fd >= 0) {
@@ -697,8 +718,10 @@ bool Run::sleepOnSocketsAndBell() {
 Status Run::go() {
   cursors_.clear();
   for (size_t i = 0; i < count_; ++i) {
+    const size_t first = cursors_.size();
     for (const ChannelProgram& p : works_[i].plan->channels) {
       Cursor c{&works_[i], &p};
+      c.firstOfWork = first;
       c.chunk = chunkElems(works_[i], works_[i].chunkBytes);
       c.startPhase(0);
       cursors_.push_back(c);

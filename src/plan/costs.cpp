@@ -55,8 +55,11 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
   int splitRounds = 0;  // the rounds inside that halve; the rest hand a block on whole
   while ((1 << splitRounds) < crossers) ++splitRounds;
   const double block = S / crossers;
-  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block));
-  const double chunksIntra = 2 * intraRounds * ceilDiv(S / 2, chunkEff);
+  // A pipelined call's segments (twoLevelSegments) each take the rounds
+  // below; the chunks are counted over one segment, then times G.
+  const int G = halving ? twoLevelSegments(bytes, t.ranksPerNode, kTwoLevelSegmentBytes) : 1;
+  const double chunkEff = std::max(1.0, std::min(static_cast<double>(chunk), block / G));
+  const double chunksIntra = 2 * intraRounds * G * ceilDiv(S / G / 2, chunkEff);
   const bool ring = halving && nodes2 < t.nnodes;
   const int foldRounds = nodes2 < t.nnodes && !ring ? 2 : 0;  // the nodes past nodes2 in and out
   const int m = t.nnodes;
@@ -68,15 +71,21 @@ double twoLevelUs(const TuneContext& t, size_t bytes, int nch, size_t chunk, boo
                            : foldRounds * block + (halving ? 2 * block * (1 - 1.0 / nodes2) : pairRounds * block);
   // The folds move whole blocks; halving's rounds a half, a quarter, ... of
   // it, then as much again doubling back; a ring's hops an m-th.
-  double chunksNet = ring ? netRounds * ceilDiv(block / m, chunkEff) : foldRounds * ceilDiv(block, chunkEff);
+  const double seg = block / G;
+  double chunksNet = ring ? netRounds * ceilDiv(seg / m, chunkEff) : foldRounds * ceilDiv(seg, chunkEff);
   for (int k = 1; k <= pairRounds && !ring; ++k)
-    chunksNet += halving ? 2 * ceilDiv(block / (1 << k), chunkEff) : ceilDiv(block, chunkEff);
-  const double lat = 2 * intraRounds * t.intra.latencyUs + netRounds * t.net.latencyUs;
-  const double over = 2 * (chunksIntra * t.intra.chunkOverheadUs + chunksNet * t.net.chunkOverheadUs);
+    chunksNet += halving ? 2 * ceilDiv(seg / (1 << k), chunkEff) : ceilDiv(seg, chunkEff);
+  chunksNet *= G;
+  const double lat = 2 * intraRounds * t.intra.latencyUs + G * netRounds * t.net.latencyUs;
   const double intraBytes = S - block + (intraRounds - splitRounds) * block;
-  const double intraTime = 2 * intraBytes / bytesPerUs(t.intra.channelGBs);  // halving, doubling back
-  const double netTime = std::max(sent / bytesPerUs(t.net.channelGBs), sent * crossers / bytesPerUs(t.net.linkGBs));
-  return lat + over + intraTime + netTime;
+  // Halving, then doubling back; across, the link's share of each crosser.
+  const double inside = 2 * chunksIntra * t.intra.chunkOverheadUs + 2 * intraBytes / bytesPerUs(t.intra.channelGBs);
+  const double acrossNodes = 2 * chunksNet * t.net.chunkOverheadUs +
+                             std::max(sent / bytesPerUs(t.net.channelGBs), sent * crossers / bytesPerUs(t.net.linkGBs));
+  // Pipelined, the rounds inside hide behind those across but for the
+  // first segment's reduction and the last one's gathering.
+  if (G > 1) return lat + std::max(inside, acrossNodes) + inside / G;
+  return lat + inside + acrossNodes;
 }
 
 }  // namespace

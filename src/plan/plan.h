@@ -107,6 +107,14 @@ struct ChannelProgram {
   // connection must cut its data alike, so every rank's plan derives these
   // from the same layout.
   std::vector<OneShotLink> phaseLinks;
+  // Phases that wait on another program of the same plan (a segment of a
+  // pipelined halving-doubling crosses nodes once it was reduced inside).
+  struct Gate {
+    size_t phase;        // this program's phase that waits
+    size_t program;      // the other program: its index in Plan::channels
+    size_t afterPhases;  // how many of its phases must be finished first
+  };
+  std::vector<Gate> gates;
 
   // Empty, on `channel`, every flag at its default. Plans are rebuilt in
   // place call after call (keeping the steps' memory): a flag one plan set
@@ -118,6 +126,7 @@ struct ChannelProgram {
     sendsAhead = false;
     sentBytesStay = false;
     phaseLinks.clear();
+    gates.clear();
   }
 };
 

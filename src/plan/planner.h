@@ -15,6 +15,11 @@
 
 namespace tutti {
 
+// A pipelined halving-doubling's segments hold this much at least
+// (twoLevelSegments), and there are at most kTwoLevelMaxSegments.
+constexpr size_t kTwoLevelSegmentBytes = 2 << 20;
+constexpr int kTwoLevelMaxSegments = 8;
+
 struct PlanRequest {
   Collective collective = Collective::kAllReduce;
   Algorithm algorithm = Algorithm::kRing;
@@ -35,6 +40,9 @@ struct PlanRequest {
   // An ordered all-reduce as a chain (else reduce-scatter and all-gather).
   bool orderedChain = false;
   bool onDevice = false;  // device buffers (scratch where kernels reach it)
+  // A pipelined halving-doubling's least segment (twoLevelSegments); tests
+  // make it small.
+  size_t twoLevelSegmentBytes = kTwoLevelSegmentBytes;
 };
 
 // Fills `plan` (reusing its storage, so steady-state calls do not allocate).
@@ -60,6 +68,12 @@ int twoLevelCrossers(size_t bytes, int perNode);
 // against 28-32 (medians of 6 launches), 32 KiB 34 against 37; 64 KiB 64
 // against 40, 128 KiB 140 against 91.
 constexpr size_t kTwoLevelMinBlockBytes = 32 << 10;
+
+// Halving-doubling with several ranks a node pipelines large calls: the
+// buffer goes in segments, a segment crossing nodes while the next is
+// reduced inside them and the one before gathered back. How many segments
+// (1: no pipeline) for `bytes` in segments of `segmentBytes` at least.
+int twoLevelSegments(size_t bytes, int perNode, size_t segmentBytes);
 
 // Start of block j of n over count elements: balanced, and on 64-byte
 // boundaries where the count allows (whole cache lines per rank).

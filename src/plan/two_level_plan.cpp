@@ -21,6 +21,16 @@
 // back last. Runs on the one-shot channel (connections to every rank,
 // tagged chunks); each round that covers another range of the buffer than
 // the one before is a phase of its own (ChannelProgram::phaseStarts).
+//
+// Halving-doubling with several ranks a node pipelines large calls
+// (twoLevelSegments): the buffer goes in segments, the rounds inside nodes
+// in one program and those across in another, each segment's crossing
+// gated on its reduction inside and its gathering on its crossing
+// (ChannelProgram::gates). So the node's link carries one segment while
+// shared memory reduces the next and gathers the one before, where one
+// program runs the three one after another.
+#include <algorithm>
+
 #include "src/plan/plan_internal.h"
 
 namespace tutti {
@@ -32,7 +42,10 @@ bool isPowerOfTwo(int v) { return v > 0 && (v & (v - 1)) == 0; }
 // Steps of one rank's program, with what they need to know of each other.
 class TwoLevelSteps {
  public:
-  TwoLevelSteps(ChannelProgram* program, size_t elemSize) : program_(program), elemSize_(elemSize) {}
+  // `fromOutput`: the partial sums are in the output already (the rounds
+  // across nodes of a pipelined call, in a program of their own).
+  TwoLevelSteps(ChannelProgram* program, size_t elemSize, bool fromOutput = false)
+      : program_(program), elemSize_(elemSize), fromOutput_(fromOutput) {}
 
   // Starts a phase (none before the first step).
   void phase() {
@@ -96,8 +109,84 @@ class TwoLevelSteps {
  private:
   ChannelProgram* program_;
   size_t elemSize_;
-  bool fromOutput_ = false;
+  bool fromOutput_;
 };
+
+// Where a rank sits in the layout, and the ranks it swaps with.
+struct TwoLevelRank {
+  TwoLevelRank(const NodeLayout& layout, int rank)
+      : layout(layout),
+        perNode(static_cast<int>(layout.ranksOf(0).size())),
+        nodes(layout.nnodes()),
+        node(layout.nodeOf(rank)),
+        local(layout.localIndex(rank)) {
+    while (nodes2 * 2 <= nodes) nodes2 *= 2;
+  }
+  int localRank(int l) const { return layout.ranksOf(node)[l]; }
+  int onNode(int m) const { return layout.ranksOf(m)[local]; }
+
+  const NodeLayout& layout;
+  const int perNode, nodes, node, local;
+  int nodes2 = 1;  // the largest power of two of nodes
+};
+
+// Reduce-scatter inside the node: this rank ends with block `local` of
+// `whole` (empty on a rank that does not cross: twoLevelCrossers).
+Slice reduceInside(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& whole, int crossing) {
+  for (int k = at.perNode / 2; k >= 1; k /= 2)
+    steps.halve(whole, at.perNode, at.local, k, at.localRank(at.local ^ k), false, crossing);
+  return steps.piece(whole, at.perNode, at.local, 1, crossing);
+}
+
+// All-gather inside the node: double the blocks held each round.
+void gatherInside(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& whole, int crossing) {
+  for (int k = 1; k < at.perNode; k *= 2) steps.doubleUp(whole, at.perNode, at.local, k, at.localRank(at.local ^ k), crossing);
+}
+
+// Halving-doubling's rounds across nodes on `mine`, among the ranks of this place.
+void halvingAcross(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& mine) {
+  const int node = at.node, nodes = at.nodes, nodes2 = at.nodes2;
+  if (nodes2 < nodes) return steps.ring(mine, nodes, node, at.onNode((node + nodes - 1) % nodes), at.onNode((node + 1) % nodes));
+  for (int k = nodes2 / 2; k >= 1; k /= 2) steps.halve(mine, nodes2, node, k, at.onNode(node ^ k), k == 1);
+  for (int k = 1; k < nodes2; k *= 2) steps.doubleUp(mine, nodes2, node, k, at.onNode(node ^ k));
+}
+
+// Phases in `p` so far: the index its next phase will have.
+size_t phasesOf(const ChannelProgram& p) { return p.steps.empty() ? 0 : p.phaseStarts.size() + 1; }
+
+// A pipelined halving-doubling (see the top): `inside` reduces segment k + 1
+// while `across` carries k, then gathers k back.
+void planPipelinedHalvingDoubling(const PlanRequest& r, const TwoLevelRank& at, int segments, Plan* plan, size_t* used) {
+  const size_t insideAt = *used;
+  newProgram(plan, kOneShotChannel, used);
+  const size_t acrossAt = *used;
+  newProgram(plan, kOneShotChannel, used);
+  ChannelProgram& inside = plan->channels[insideAt];  // both made: no reallocation from here
+  ChannelProgram& across = plan->channels[acrossAt];
+  for (ChannelProgram* p : {&inside, &across}) {
+    p->sendsAhead = true;
+    p->sentBytesStay = true;
+  }
+  std::vector<size_t> crossed(segments);  // phases of `across` once segment k crossed
+  auto segment = [&](int k) { return channelSlice(0, r.count, segments, k, r.elemSize); };
+  auto gather = [&](int k) {
+    inside.gates.push_back({phasesOf(inside), acrossAt, crossed[k]});
+    TwoLevelSteps steps(&inside, r.elemSize, true);
+    gatherInside(steps, at, segment(k), at.perNode);
+  };
+  for (int k = 0; k < segments; ++k) {
+    TwoLevelSteps reduce(&inside, r.elemSize);
+    const Slice mine = reduceInside(reduce, at, segment(k), at.perNode);
+    across.gates.push_back({phasesOf(across), insideAt, phasesOf(inside)});
+    TwoLevelSteps cross(&across, r.elemSize, true);
+    halvingAcross(cross, at, mine);
+    crossed[k] = phasesOf(across);
+    if (k > 0) gather(k - 1);
+  }
+  gather(segments - 1);
+  setPhaseLinksByPeers(r, &inside);
+  setPhaseLinksByPeers(r, &across);
+}
 
 }  // namespace
 
@@ -115,41 +204,39 @@ bool twoLevelFits(const NodeLayout& layout, int minRanksPerNode) {
   return true;
 }
 
+int twoLevelSegments(size_t bytes, int perNode, size_t segmentBytes) {
+  if (perNode < 2 || segmentBytes == 0) return 1;
+  return static_cast<int>(std::clamp<size_t>(bytes / segmentBytes, 1, kTwoLevelMaxSegments));
+}
+
 void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used) {
   const bool halveAcross = r.algorithm == Algorithm::kHalvingDoubling;
   if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2)) return planRecursiveDoublingChannel(r, channel, plan, used);
-  const NodeLayout& layout = *r.layout;
-  const int perNode = static_cast<int>(layout.ranksOf(0).size()), nodes = layout.nnodes();
-  const int node = layout.nodeOf(r.rank), local = layout.localIndex(r.rank);
+  const TwoLevelRank at(*r.layout, r.rank);
+  const int segments = halveAcross ? twoLevelSegments(r.count * r.elemSize, at.perNode, r.twoLevelSegmentBytes) : 1;
+  if (segments > 1) return planPipelinedHalvingDoubling(r, at, segments, plan, used);
+  const int perNode = at.perNode, nodes = at.nodes, node = at.node, nodes2 = at.nodes2;
   ChannelProgram& program = newProgram(plan, kOneShotChannel, used);
   program.sendsAhead = true;  // each swap's send leads its phase
   // Halving gives away the half it keeps no more, and what comes back into
   // it is what the partner made of it.
   program.sentBytesStay = halveAcross;
   TwoLevelSteps steps(&program, r.elemSize);
-  auto localRank = [&](int l) { return layout.ranksOf(node)[l]; };
-  auto onNode = [&](int m) { return layout.ranksOf(m)[local]; };
+  auto onNode = [&](int m) { return at.onNode(m); };
   const Slice all{0, r.count};
 
-  // Reduce-scatter inside the node: this rank ends with block `local`
-  // (empty on a rank that does not cross: twoLevelCrossers).
   const int crossing = twoLevelCrossers(r.count * r.elemSize, perNode);
-  for (int k = perNode / 2; k >= 1; k /= 2)
-    steps.halve(all, perNode, local, k, localRank(local ^ k), false, crossing);
-  const Slice mine = steps.piece(all, perNode, local, 1, crossing);
+  const Slice mine = reduceInside(steps, at, all, crossing);
 
   // Across nodes, on that block, among the ranks of this place.
-  int nodes2 = 1;
-  while (nodes2 * 2 <= nodes) nodes2 *= 2;
   const bool extra = node >= nodes2, hasExtra = node + nodes2 < nodes;
-  if (halveAcross && nodes2 < nodes) {
-    steps.ring(mine, nodes, node, onNode((node + nodes - 1) % nodes), onNode((node + 1) % nodes));
+  if (halveAcross) {
+    halvingAcross(steps, at, mine);
   } else if (extra) {  // in, then the result back, walked as the partner walks them
     steps.phase();
     steps.send(onNode(node - nodes2), mine);
-    if (halveAcross) steps.phase();  // back only once every chunk went in
     steps.receive(onNode(node - nodes2), mine);
-  } else if (!halveAcross) {
+  } else {
     // One phase: every round covers the block, so its chunks flow through
     // the rounds one after another (as in recursive_doubling_plan.cpp).
     steps.phase();
@@ -159,21 +246,8 @@ void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* 
       steps.add(onNode(node ^ k), mine, k * 2 == nodes2);
     }
     if (hasExtra) steps.send(onNode(node + nodes2), mine);
-  } else {
-    if (hasExtra) {
-      steps.phase();
-      steps.add(onNode(node + nodes2), mine, false);
-    }
-    for (int k = nodes2 / 2; k >= 1; k /= 2) steps.halve(mine, nodes2, node, k, onNode(node ^ k), k == 1);
-    for (int k = 1; k < nodes2; k *= 2) steps.doubleUp(mine, nodes2, node, k, onNode(node ^ k));
-    if (hasExtra) {
-      steps.phase();
-      steps.send(onNode(node + nodes2), mine);
-    }
   }
-
-  // All-gather inside the node: double the blocks held each round.
-  for (int k = 1; k < perNode; k *= 2) steps.doubleUp(all, perNode, local, k, localRank(local ^ k), crossing);
+  gatherInside(steps, at, all, crossing);
   // Each phase above swaps inside the node or across it, never both, and
   // its partner's phase holds the same swap.
   setPhaseLinksByPeers(r, &program);

@@ -127,6 +127,29 @@ INSTANTIATE_TEST_SUITE_P(Nodes, MultiNode,
                                   (algo.empty() ? "tuned" : algo);
                          });
 
+// Calls large enough that halving-doubling pipelines (twoLevelSegments):
+// 2 and 8 segments of uneven length, shared memory inside the nodes and
+// sockets across, every element checked.
+TEST(MultiNodePipelined, HalvingDoublingLargeCallsMatchTheReference) {
+  SKIP_WITHOUT_NODES(3);
+  for (int nodes : {2, 3}) {
+    auto body = [](const RankContext& ctx) {
+      tuttiComm_t comm = nullptr;
+      std::string failures = initComm(ctx, &comm);
+      if (!failures.empty()) return failures;
+      uint64_t seed = 11;
+      for (size_t count : {(size_t(1) << 20) + 4099, (size_t(4) << 20) + 17})
+        for (auto [type, op] : {std::pair{tuttiFloat32, tuttiSum}, {tuttiInt32, tuttiMax}, {tuttiFloat32, tuttiAvg}})
+          for (bool inPlace : {false, true})
+            failures += runCase(comm, ctx.rank, ctx.nranks, {Coll::kAllReduce, type, op, count, inPlace, 0, seed++});
+      tuttiCommDestroy(comm);
+      return failures;
+    };
+    EXPECT_EQ(summarize(runRanks(nodes * 2, body, nodeEnv(nodes, {{"TUTTI_ALGO", "allreduce:hd"}}), 600)), "")
+        << nodes << " nodes x 2";
+  }
+}
+
 #ifdef TUTTI_HAVE_UCX
 // Between nodes over UCX, on the data interfaces only (UCX_NET_DEVICES);
 // ranks of one node still share memory.

@@ -144,6 +144,7 @@ struct Job {
   RingOrder order = RingOrder::kTopo;
   int channels = 1;
   int lag = 0;  // MemoryPipe::lag
+  size_t segmentBytes = kTwoLevelSegmentBytes;  // PlanRequest::twoLevelSegmentBytes
   int n() const { return nodes * perNode; }
 };
 
@@ -174,6 +175,7 @@ std::vector<std::vector<int32_t>> simulate(Collective coll, const Job& job, size
     req.nchannels = job.channels;
     req.rings = &rings;
     req.layout = &layout;
+    req.twoLevelSegmentBytes = job.segmentBytes;
     buildPlan(req, &plans[r]);
     Work& w = works[r];
     w.plan = &plans[r];
@@ -224,8 +226,9 @@ std::string describe(const Shape& s) {
 
 // Every collective on every algorithm that implements it, checked against
 // the definitions.
-void checkAll(const Shape& s, Algorithm algorithm, RingOrder order, int lag = 0) {
-  Job job{s.nodes, s.perNode, s.interleaved, algorithm, order, s.channels, lag};
+void checkAll(const Shape& s, Algorithm algorithm, RingOrder order, int lag = 0,
+              size_t segmentBytes = kTwoLevelSegmentBytes) {
+  Job job{s.nodes, s.perNode, s.interleaved, algorithm, order, s.channels, lag, segmentBytes};
   const int n = job.n();
   for (bool inPlace : {false, true})
     for (int root : {0, n - 1, n / 2}) {
@@ -292,6 +295,14 @@ TEST_P(TwoLevelSim, HalvingDoubling) { checkAll(GetParam(), Algorithm::kHalvingD
 TEST_P(TwoLevelSim, TwoLevelOnLaggingLinks) { checkAll(GetParam(), Algorithm::kTwoLevel, RingOrder::kTopo, 1); }
 TEST_P(TwoLevelSim, HalvingDoublingOnLaggingLinks) {
   checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo, 1);
+}
+// Pipelined (twoLevelSegments): segments of a fifth of the call, so up to
+// five cross nodes one after another while the next is reduced inside.
+TEST_P(TwoLevelSim, PipelinedHalvingDoubling) {
+  checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo, 0, GetParam().count * 4 / 5);
+}
+TEST_P(TwoLevelSim, PipelinedHalvingDoublingOnLaggingLinks) {
+  checkAll(GetParam(), Algorithm::kHalvingDoubling, RingOrder::kTopo, 1, GetParam().count * 4 / 5);
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLevelSim,
                          ::testing::Values(Shape{2, 2, false, 0, 1}, Shape{2, 2, false, 1, 1},
@@ -420,25 +431,33 @@ TEST(Plans, AvgDividesOnceAtTheEnd) {
 // both, cuts to fit either, and where every node holds one rank (or one
 // node holds all), to its one kind.
 TEST(Plans, OneShotChunksFollowTheLinkOfEachPhase) {
-  auto linksOf = [](const NodeLayout& layout, Algorithm a, int rank) {
+  // Each program's kinds, one after another.
+  auto linksOf = [](const NodeLayout& layout, Algorithm a, int rank, size_t programs = 1, size_t count = 1 << 18) {
     std::vector<std::vector<int>> rings{layout.ring(0, RingOrder::kTopo)};
     PlanRequest req;
     req.algorithm = a;
     req.nranks = layout.nranks();
     req.rank = rank;
-    req.count = 1 << 20;
+    req.count = count;
     req.rings = &rings;
     req.layout = &layout;
     Plan p;
     buildPlan(req, &p);
-    EXPECT_EQ(p.channels.size(), 1u);
-    return p.channels[0].phaseLinks;
+    EXPECT_EQ(p.channels.size(), programs);
+    std::vector<OneShotLink> links;
+    for (const ChannelProgram& c : p.channels) links.insert(links.end(), c.phaseLinks.begin(), c.phaseLinks.end());
+    return links;
   };
   using L = OneShotLink;
   const NodeLayout twoByTwo = NodeLayout::uniform(2, 2, false, 1, 10, 4);
   // Halve inside, halve across, double across, double inside.
   EXPECT_EQ(linksOf(twoByTwo, Algorithm::kHalvingDoubling, 1),
             (std::vector<L>{L::kInsideNode, L::kAcrossNodes, L::kAcrossNodes, L::kInsideNode}));
+  // Pipelined in two segments (4 MiB): inside, halve and double each
+  // segment's inside and its gathering back; across, halve and double each.
+  EXPECT_EQ(linksOf(twoByTwo, Algorithm::kHalvingDoubling, 1, 2, 1 << 20),
+            (std::vector<L>{L::kInsideNode, L::kInsideNode, L::kInsideNode, L::kInsideNode, L::kAcrossNodes,
+                            L::kAcrossNodes, L::kAcrossNodes, L::kAcrossNodes}));
   EXPECT_EQ(linksOf(twoByTwo, Algorithm::kRecursiveDoubling, 1), std::vector<L>{L::kBoth});
   EXPECT_EQ(linksOf(NodeLayout::uniform(4, 1, false, 1, 10, 4), Algorithm::kRecursiveDoubling, 1),
             std::vector<L>{L::kAcrossNodes});
