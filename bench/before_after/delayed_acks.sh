@@ -19,18 +19,11 @@ source "$repo/bench/before_after/worktree_build.sh"
 build_before_after_on_nodes "$before" "$after" 4 $prefix
 source "$repo/bench/node_ranks.sh"
 
-# launch TAG NODES PER CSV ARGS...
-launch() {
-  local t=$1 nodes=$2 per=$3 csv=$4
-  shift 4
-  node_ranks $prefix "$nodes" "$per" "$csv" TUTTI_CACHE_DIR="$work/cache.$t.$nodes.$rate" \
-    "$work/$t/build/bench/tutti-perf" "$@"
-}
 # Segments without data node 0 sent during a launch of N 8-byte calls (twice: out of and in place).
 bare_segments() {
   local t=$1 nodes=$2 per=$3 n=$4
   ip netns exec $prefix-n0 nstat -n >/dev/null
-  launch "$t" "$nodes" "$per" "$work/seg.csv" -b 8 -e 8 -n "$n" -w 100 >/dev/null
+  launch_on_nodes "$t" "$nodes" "$per" "$work/seg.csv" -b 8 -e 8 -n "$n" -w 100 >/dev/null
   ip netns exec $prefix-n0 nstat | awk '$1=="TcpOutSegs"{o=$2} $1=="TcpExtTCPOrigDataSent"{d=$2} END{print o-d}'
 }
 
@@ -47,7 +40,7 @@ for rate in none 4gbit; do
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     for ((i = 1; i <= rounds; i++)); do
       for t in before after; do
-        launch $t "$nodes" "$per" "$work/$t.csv" -b 8 -e 16M -f 8 -n 20 -w 5 >/dev/null
+        launch_on_nodes $t "$nodes" "$per" "$work/$t.csv" -b 8 -e 16M -f 8 -n 20 -w 5 >/dev/null
         cells=$(awk -F, '$8=="out-of-place"{printf "%.1f %s | ", $9, $13}' "$work/$t.csv")
         short=$(bare_segments $t "$nodes" "$per" 200)
         long=$(bare_segments $t "$nodes" "$per" 2200)

@@ -32,3 +32,13 @@ build_before_after_on_nodes() {
   build_at before "$1" -DTUTTI_ENABLE_CUDA=OFF
   build_at after "$2" -DTUTTI_ENABLE_CUDA=OFF
 }
+
+# launch_on_nodes TAG NODES PER CSV ARGS...: tutti-perf of side TAG (before,
+# after) as every rank on $prefix's nodes (bench/node_ranks.sh sourced), with
+# a cache of its own per side, layout and $rate, kept across launches.
+launch_on_nodes() {
+  local t=$1 nodes=$2 per=$3 csv=$4
+  shift 4
+  node_ranks $prefix "$nodes" "$per" "$csv" TUTTI_CACHE_DIR="$work/cache.$t.$nodes.$per.${rate:-none}" \
+    "$work/$t/build/bench/tutti-perf" "$@"
+}

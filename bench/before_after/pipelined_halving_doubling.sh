@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Halving-doubling before and after it pipelines large calls (the rounds
+# inside nodes beside those across): tutti-perf at BEFORE and AFTER (git
+# worktrees, host code only) on namespace nodes (tests/multinode/netns.sh),
+# 2 nodes x 2 ranks and 3 x 2, veth as it is and shaped to 4 Gbit/s, float32
+# sum all-reduce 1 to 64 MiB with tutti's own choices, ROUNDS launches of
+# each in turn, each with a cache of its own kept across rounds (as
+# across_nodes.sh keeps one). Prints markdown: per launch, out-of-place
+# busbw (GB/s) and the algorithm chosen.
+#   bench/before_after/pipelined_halving_doubling.sh [ROUNDS] [BEFORE] [AFTER]     (root)
+set -euo pipefail
+rounds=${1:-3}
+before=${2:-61fba1c}
+after=${3:-HEAD}
+repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+prefix=tutti-x
+source "$repo/bench/before_after/worktree_build.sh"
+build_before_after_on_nodes "$before" "$after" 3 $prefix
+source "$repo/bench/node_ranks.sh"
+
+for rate in none 4gbit; do
+  shaped=""
+  [ $rate != none ] && shaped=$rate
+  "$netns" up 3 $prefix $shaped >/dev/null
+  for layout in "2 2" "3 2"; do
+    read -r nodes per <<<"$layout"
+    echo
+    echo "### $nodes x $per, $rate"
+    echo
+    echo "| round | library | 1 MiB | 4 MiB | 16 MiB | 64 MiB |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    for ((i = 1; i <= rounds; i++)); do
+      for t in before after; do
+        launch_on_nodes $t "$nodes" "$per" "$work/$t.csv" -b 1M -e 64M -f 4 -n 10 -w 3 >/dev/null
+        echo "| $i | $t | $(awk -F, '$8=="out-of-place"{printf "%.3f %s %sch | ", $11, $13, $14}' "$work/$t.csv")"
+      done
+    done
+  done
+  "$netns" down 3 $prefix >/dev/null
+done
