@@ -27,26 +27,14 @@ bare_segments() {
   ip netns exec $prefix-n0 nstat | awk '$1=="TcpOutSegs"{o=$2} $1=="TcpExtTCPOrigDataSent"{d=$2} END{print o-d}'
 }
 
-for rate in none 4gbit; do
-  shaped=""
-  [ $rate != none ] && shaped=$rate
-  "$netns" up 4 $prefix $shaped >/dev/null
-  for layout in "4 1" "2 2"; do
-    read -r nodes per <<<"$layout"
-    echo
-    echo "### $nodes x $per, $rate"
-    echo
-    echo "| round | library | 8 B | 64 B | 512 B | 4 KiB | 32 KiB | 256 KiB | 2 MiB | 16 MiB | segments without data per call |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-    for ((i = 1; i <= rounds; i++)); do
-      for t in before after; do
-        launch_on_nodes $t "$nodes" "$per" "$work/$t.csv" -b 8 -e 16M -f 8 -n 20 -w 5 >/dev/null
-        cells=$(awk -F, '$8=="out-of-place"{printf "%.1f %s | ", $9, $13}' "$work/$t.csv")
-        short=$(bare_segments $t "$nodes" "$per" 200)
-        long=$(bare_segments $t "$nodes" "$per" 2200)
-        echo "| $i | $t | ${cells}$(awk -v s="$short" -v l="$long" 'BEGIN{printf "%.2f", (l - s) / 4000}') |"
-      done
-    done
-  done
-  "$netns" down 4 $prefix >/dev/null
-done
+# acks_row ROUND TAG NODES PER: a launch's us a call, then its segments without data.
+acks_row() {
+  local i=$1 t=$2 nodes=$3 per=$4 cells short long
+  launch_on_nodes $t "$nodes" "$per" "$work/$t.csv" -b 8 -e 16M -f 8 -n 20 -w 5 >/dev/null
+  cells=$(awk -F, '$8=="out-of-place"{printf "%.1f %s | ", $9, $13}' "$work/$t.csv")
+  short=$(bare_segments $t "$nodes" "$per" 200)
+  long=$(bare_segments $t "$nodes" "$per" 2200)
+  echo "| $i | $t | ${cells}$(awk -v s="$short" -v l="$long" 'BEGIN{printf "%.2f", (l - s) / 4000}') |"
+}
+tables_in_turn 4 "$rounds" "| round | library | 8 B | 64 B | 512 B | 4 KiB | 32 KiB | 256 KiB | 2 MiB | 16 MiB | segments without data per call |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" acks_row "4 1" "2 2"

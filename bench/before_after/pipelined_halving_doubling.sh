@@ -18,23 +18,10 @@ source "$repo/bench/before_after/worktree_build.sh"
 build_before_after_on_nodes "$before" "$after" 3 $prefix
 source "$repo/bench/node_ranks.sh"
 
-for rate in none 4gbit; do
-  shaped=""
-  [ $rate != none ] && shaped=$rate
-  "$netns" up 3 $prefix $shaped >/dev/null
-  for layout in "2 2" "3 2"; do
-    read -r nodes per <<<"$layout"
-    echo
-    echo "### $nodes x $per, $rate"
-    echo
-    echo "| round | library | 1 MiB | 4 MiB | 16 MiB | 64 MiB |"
-    echo "| --- | --- | --- | --- | --- | --- |"
-    for ((i = 1; i <= rounds; i++)); do
-      for t in before after; do
-        launch_on_nodes $t "$nodes" "$per" "$work/$t.csv" -b 1M -e 64M -f 4 -n 10 -w 3 >/dev/null
-        echo "| $i | $t | $(awk -F, '$8=="out-of-place"{printf "%.3f %s %sch | ", $11, $13, $14}' "$work/$t.csv")"
-      done
-    done
-  done
-  "$netns" down 3 $prefix >/dev/null
-done
+# busbw_row ROUND TAG NODES PER
+busbw_row() {
+  launch_on_nodes $2 "$3" "$4" "$work/$2.csv" -b 1M -e 64M -f 4 -n 10 -w 3 >/dev/null
+  echo "| $1 | $2 | $(awk -F, '$8=="out-of-place"{printf "%.3f %s %sch | ", $11, $13, $14}' "$work/$2.csv")"
+}
+tables_in_turn 3 "$rounds" "| round | library | 1 MiB | 4 MiB | 16 MiB | 64 MiB |
+| --- | --- | --- | --- | --- | --- |" busbw_row "2 2" "3 2"

@@ -42,3 +42,26 @@ launch_on_nodes() {
   node_ranks $prefix "$nodes" "$per" "$csv" TUTTI_CACHE_DIR="$work/cache.$t.$nodes.$per.${rate:-none}" \
     "$work/$t/build/bench/tutti-perf" "$@"
 }
+
+# tables_in_turn NODES ROUNDS HEADER ROW LAYOUT...: with NODES namespace nodes
+# up, links as they are and then shaped to 4 Gbit/s ($rate: none, 4gbit), a
+# markdown table for each LAYOUT ("NODES PER") headed by HEADER (its two
+# lines), whose rows `ROW ROUND TAG NODES PER` prints, both sides (TAG:
+# before, after) in turn each round.
+tables_in_turn() {
+  local most=$1 rounds=$2 header=$3 row=$4 layout nodes per shaped i t
+  shift 4
+  for rate in none 4gbit; do
+    shaped=""
+    [ $rate != none ] && shaped=$rate
+    "$netns" up "$most" $prefix $shaped >/dev/null
+    for layout in "$@"; do
+      read -r nodes per <<<"$layout"
+      printf '\n### %s x %s, %s\n\n%s\n' "$nodes" "$per" "$rate" "$header"
+      for ((i = 1; i <= rounds; i++)); do
+        for t in before after; do "$row" $i $t "$nodes" "$per"; done
+      done
+    done
+    "$netns" down "$most" $prefix >/dev/null
+  done
+}
