@@ -140,13 +140,15 @@ Slice reduceInside(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& wh
 
 // All-gather inside the node: double the blocks held each round.
 void gatherInside(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& whole, int crossing) {
-  for (int k = 1; k < at.perNode; k *= 2) steps.doubleUp(whole, at.perNode, at.local, k, at.localRank(at.local ^ k), crossing);
+  for (int k = 1; k < at.perNode; k *= 2)
+    steps.doubleUp(whole, at.perNode, at.local, k, at.localRank(at.local ^ k), crossing);
 }
 
 // Halving-doubling's rounds across nodes on `mine`, among the ranks of this place.
 void halvingAcross(TwoLevelSteps& steps, const TwoLevelRank& at, const Slice& mine) {
   const int node = at.node, nodes = at.nodes, nodes2 = at.nodes2;
-  if (nodes2 < nodes) return steps.ring(mine, nodes, node, at.onNode((node + nodes - 1) % nodes), at.onNode((node + 1) % nodes));
+  if (nodes2 < nodes)
+    return steps.ring(mine, nodes, node, at.onNode((node + nodes - 1) % nodes), at.onNode((node + 1) % nodes));
   for (int k = nodes2 / 2; k >= 1; k /= 2) steps.halve(mine, nodes2, node, k, at.onNode(node ^ k), k == 1);
   for (int k = 1; k < nodes2; k *= 2) steps.doubleUp(mine, nodes2, node, k, at.onNode(node ^ k));
 }
@@ -156,7 +158,8 @@ size_t phasesOf(const ChannelProgram& p) { return p.steps.empty() ? 0 : p.phaseS
 
 // A pipelined halving-doubling (see the top): `inside` reduces segment k + 1
 // while `across` carries k, then gathers k back.
-void planPipelinedHalvingDoubling(const PlanRequest& r, const TwoLevelRank& at, int segments, Plan* plan, size_t* used) {
+void planPipelinedHalvingDoubling(const PlanRequest& r, const TwoLevelRank& at, int segments, Plan* plan,
+                                  size_t* used) {
   const size_t insideAt = *used;
   newProgram(plan, kOneShotChannel, used);
   const size_t acrossAt = *used;
@@ -211,7 +214,8 @@ int twoLevelSegments(size_t bytes, int perNode, size_t segmentBytes) {
 
 void planTwoLevelChannel(const PlanRequest& r, int channel, Plan* plan, size_t* used) {
   const bool halveAcross = r.algorithm == Algorithm::kHalvingDoubling;
-  if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2)) return planRecursiveDoublingChannel(r, channel, plan, used);
+  if (!r.layout || !twoLevelFits(*r.layout, halveAcross ? 1 : 2))
+    return planRecursiveDoublingChannel(r, channel, plan, used);
   const TwoLevelRank at(*r.layout, r.rank);
   const int segments = halveAcross ? twoLevelSegments(r.count * r.elemSize, at.perNode, r.twoLevelSegmentBytes) : 1;
   if (segments > 1) return planPipelinedHalvingDoubling(r, at, segments, plan, used);
