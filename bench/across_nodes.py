@@ -151,7 +151,8 @@ def main():
     args = sys.argv[3] if len(sys.argv) > 3 else ""
     env = subprocess.run(["sh", "-c", "date -u +%FT%TZ; nproc"], capture_output=True, text=True).stdout.split()
     rates = sorted(os.listdir(raw), key=lambda r: (r != "none", r))
-    rates = [r for r in rates if os.path.isdir(os.path.join(raw, r)) and r not in ("bin", "cache") and not r.startswith("store")]
+    # A rate's folder: "none" or a tc rate (4gbit, 100mbit); RAW holds other folders too (and may hold OUT).
+    rates = [r for r in rates if os.path.isdir(os.path.join(raw, r)) and re.fullmatch(r"none|[0-9.]+[gmk]?bit", r)]
     here = os.path.dirname(os.path.abspath(__file__))
     commit = subprocess.run(["git", "-C", here, "describe", "--always", "--dirty=+changes"],
                             capture_output=True, text=True).stdout.strip() or "?"
