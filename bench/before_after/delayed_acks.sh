@@ -10,14 +10,10 @@
 # Prints markdown: per launch, out-of-place us a call and the algorithm.
 #   bench/before_after/delayed_acks.sh [ROUNDS] [BEFORE] [AFTER]     (root)
 set -euo pipefail
-rounds=${1:-3}
-before=${2:-365ce94}
-after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 prefix=tutti-x
 source "$repo/bench/before_after/worktree_build.sh"
-build_before_after_on_nodes "$before" "$after" 4 $prefix
-source "$repo/bench/node_ranks.sh"
+before_after_script 365ce94 4 "$@"
 
 # Segments without data node 0 sent during a launch of N 8-byte calls (twice: out of and in place).
 bare_segments() {

@@ -9,14 +9,10 @@
 # busbw (GB/s) and the algorithm chosen.
 #   bench/before_after/pipelined_halving_doubling.sh [ROUNDS] [BEFORE] [AFTER]     (root)
 set -euo pipefail
-rounds=${1:-3}
-before=${2:-61fba1c}
-after=${3:-HEAD}
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 prefix=tutti-x
 source "$repo/bench/before_after/worktree_build.sh"
-build_before_after_on_nodes "$before" "$after" 3 $prefix
-source "$repo/bench/node_ranks.sh"
+before_after_script 61fba1c 3 "$@"
 
 # busbw_row ROUND TAG NODES PER
 busbw_row() {

@@ -65,3 +65,16 @@ tables_in_turn() {
     "$netns" down "$most" $prefix >/dev/null
   done
 }
+
+# before_after_script DEFAULT_BEFORE NODES [ROUNDS] [BEFORE] [AFTER]: what a
+# before/after script on NODES namespace nodes ($prefix) starts with: its
+# arguments ($rounds, default 3; $before; $after, default HEAD), both sides
+# built (build_before_after_on_nodes) and bench/node_ranks.sh sourced.
+before_after_script() {
+  local default_before=$1 nodes=$2
+  rounds=${3:-3}
+  before=${4:-$default_before}
+  after=${5:-HEAD}
+  build_before_after_on_nodes "$before" "$after" "$nodes" "$prefix"
+  source "$repo/bench/node_ranks.sh"
+}
