@@ -30,6 +30,7 @@
 // shared memory reduces the next and gathers the one before, where one
 // program runs the three one after another.
 #include <algorithm>
+#include <array>
 
 #include "src/plan/plan_internal.h"
 
@@ -170,7 +171,8 @@ void planPipelinedHalvingDoubling(const PlanRequest& r, const TwoLevelRank& at, 
     p->sendsAhead = true;
     p->sentBytesStay = true;
   }
-  std::vector<size_t> crossed(segments);  // phases of `across` once segment k crossed
+  // Phases of `across` once segment k crossed (no allocation: plans are rebuilt call after call).
+  std::array<size_t, kTwoLevelMaxSegments> crossed{};
   auto segment = [&](int k) { return channelSlice(0, r.count, segments, k, r.elemSize); };
   auto gather = [&](int k) {
     inside.gates.push_back({phasesOf(inside), acrossAt, crossed[k]});
